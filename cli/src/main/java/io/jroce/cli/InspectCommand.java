@@ -1,0 +1,342 @@
+package io.jroce.cli;
+
+import io.jroce.cli.Json.Unsigned;
+import io.jroce.wire.Aeth;
+import io.jroce.wire.BthView;
+import io.jroce.wire.Icrc;
+import io.jroce.wire.Opcode;
+import io.jroce.wire.Problem;
+import io.jroce.wire.RocePacket;
+import io.jroce.wire.RoceV2;
+import io.jroce.wire.pcap.LinkType;
+import io.jroce.wire.pcap.PcapFrame;
+import io.jroce.wire.pcap.PcapReader;
+import io.netty.buffer.ByteBuf;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.math.BigDecimal;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jroce inspect CAPTURE.pcap}: decodes every RoCEv2 packet (UDP datagram to port 4791) of a capture,
+ * one line per packet, and verifies its ICRC exactly, over the IP header as captured.
+ */
+@Command(name = "inspect",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap capture: BTH, extension headers, payload "
+                    + "length, and an exact ICRC check over the captured IP header.",
+            "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
+                    + "or an unreadable file."
+        })
+final class InspectCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "CAPTURE",
+            description = "Capture file in classic pcap format (tcpdump -w); pcapng: convert with editcap -F pcap.")
+    Path capture;
+
+    @Option(names = "--json", description = "One JSON object per packet and a final summary object.")
+    boolean json;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "" + RoceV2.UDP_PORT,
+            description = "UDP destination port of the RoCEv2 traffic (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    private final RocePacket packet = new RocePacket();
+    private final BthView rawBth = new BthView();
+    private final Icrc icrc = new Icrc();
+    /** packets per opcode name, in opcode order */
+    private final Map<Integer, Integer> byOpcode = new TreeMap<>();
+    private long packets;
+    private long malformed;
+    private long badIcrc;
+
+    @Override
+    public Integer call() {
+        if (port < 0 || port > 0xFFFF) {
+            throw new ParameterException(spec.commandLine(), "--port must be 0..65535, not " + port);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        String name = spec.qualifiedName();
+        if (Files.isDirectory(capture)) {
+            err.println(name + ": " + capture + ": is a directory");
+            return Main.EXIT_USAGE;
+        }
+        PcapReader reader;
+        try {
+            reader = new PcapReader(capture);
+        } catch (NoSuchFileException e) {
+            err.println(name + ": " + capture + ": no such file");
+            return Main.EXIT_USAGE;
+        } catch (AccessDeniedException e) {
+            err.println(name + ": " + capture + ": permission denied");
+            return Main.EXIT_USAGE;
+        } catch (IOException e) {
+            err.println(name + ": " + Main.describe(e));
+            return Main.EXIT_USAGE;
+        }
+        String readError = null;
+        long frames = 0;
+        try (reader) {
+            if (!LinkType.isSupported(reader.linkType())) {
+                err.println(name + ": " + capture + ": link type " + LinkType.name(reader.linkType())
+                        + " not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and loopback are)");
+                return Main.EXIT_USAGE;
+            }
+            for (PcapFrame f; (f = reader.next()) != null; ) {
+                frames = f.frameNumber();
+                if (!f.isUdp() || f.dstPort() != port) {
+                    continue;
+                }
+                Map<String, Object> rec = inspect(f);
+                out.println(json ? Json.toJson(rec) : text(rec));
+            }
+        } catch (IOException e) {
+            readError = Main.describe(e);
+        }
+        printSummary(out, frames);
+        out.flush();
+        if (readError != null) {
+            err.println(name + ": " + readError);
+            return Main.EXIT_FAILURE;
+        }
+        return malformed == 0 && badIcrc == 0 ? 0 : Main.EXIT_FAILURE;
+    }
+
+    // ------------------------------------------------------------------------------------------ decoding
+
+    private Map<String, Object> inspect(PcapFrame f) {
+        packets++;
+        ByteBuf buf = f.asByteBuf();
+        int off = f.udpPayloadOffset();
+        int len = f.udpPayloadLength();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("frame", f.frameNumber());
+        r.put("src", f.srcAddress().getHostAddress());
+        r.put("src_port", f.srcPort());
+        r.put("dst", f.dstAddress().getHostAddress());
+        r.put("dst_port", f.dstPort());
+
+        boolean complete = !f.isTruncated() && f.ipOffset() + f.ipLength() <= f.capturedLength();
+        Problem problem = complete ? packet.decode(buf, off, len) : null;
+        if (problem == Problem.NONE) {
+            Opcode op = packet.opcode();
+            count(op.code());
+            r.put("opcode", op.name());
+            putBth(r, packet.bth());
+            if (op.hasDeth()) {
+                r.put("deth", obj("qkey", Unsigned.u32(packet.deth().qkey()), "src_qp", Unsigned.u24(packet.deth().srcQp())));
+            }
+            if (op.hasReth()) {
+                r.put("reth", obj("va", Unsigned.u64(packet.reth().va()), "rkey", Unsigned.u32(packet.reth().rkey()),
+                        "dma_len", packet.reth().dmaLengthUnsigned()));
+            }
+            if (op.hasAeth()) {
+                r.put("aeth", aeth(packet.aeth().syndrome(), packet.aeth().msn()));
+            }
+            if (op.hasAtomicEth()) {
+                r.put("atomic_eth", obj("va", Unsigned.u64(packet.atomicEth().va()),
+                        "rkey", Unsigned.u32(packet.atomicEth().rkey()),
+                        "swap_add", Unsigned.u64(packet.atomicEth().swapAdd()),
+                        "compare", Unsigned.u64(packet.atomicEth().compare())));
+            }
+            if (op.hasAtomicAckEth()) {
+                r.put("atomic_ack_eth", obj("orig", Unsigned.u64(packet.atomicAckEth().originalData())));
+            }
+            if (op.hasImmDt()) {
+                r.put("imm", Unsigned.u32(packet.immDt().imm()));
+            }
+            if (op.hasIeth()) {
+                r.put("ieth", Unsigned.u32(packet.ieth().rkey()));
+            }
+            r.put("payload_len", packet.payloadLength());
+        } else {
+            // malformed or cut short: show what the raw BTH says, then why
+            malformed++;
+            if (len >= 1) {
+                int code = buf.getUnsignedByte(off);
+                count(code);
+                r.put("opcode", opcodeName(code));
+            } else {
+                r.put("opcode", null);
+            }
+            if (len >= BthView.LENGTH) {
+                putBth(r, rawBth.wrap(buf, off));
+            }
+            r.put("problem", problem != null ? problem.reason() : f.anomaly());
+        }
+        String verdict;
+        if (!complete) {
+            verdict = "unchecked";
+        } else if (verifyIcrc(buf, f)) {
+            verdict = "ok";
+        } else {
+            verdict = "bad";
+            badIcrc++;
+        }
+        r.put("icrc", verdict);
+        return r;
+    }
+
+    private boolean verifyIcrc(ByteBuf buf, PcapFrame f) {
+        try {
+            return icrc.verifyIpPacket(buf, f.ipOffset(), f.ipLength());
+        } catch (RuntimeException e) {
+            return false; // too short to hold an ICRC, or otherwise not checkable
+        }
+    }
+
+    private void count(int opcode) {
+        byOpcode.merge(opcode, 1, Integer::sum);
+    }
+
+    static String opcodeName(int code) {
+        Opcode op = Opcode.of(code);
+        return op != null ? op.name() : String.format("UNKNOWN_0x%02x", code);
+    }
+
+    private static void putBth(Map<String, Object> r, BthView bth) {
+        r.put("dqpn", Unsigned.u24(bth.destQp()));
+        r.put("psn", new Unsigned(bth.psn(), 6));
+        r.put("ackreq", bth.ackReq());
+        r.put("se", bth.se());
+        r.put("migreq", bth.migReq());
+        r.put("fecn", bth.fecn());
+        r.put("becn", bth.becn());
+        r.put("pad", bth.padCount());
+        r.put("pkey", Unsigned.u16(bth.pkey()));
+    }
+
+    private static Map<String, Object> aeth(int syndrome, int msn) {
+        Aeth.Kind kind = Aeth.kind(syndrome);
+        int value = Aeth.value(syndrome);
+        Map<String, Object> m = obj("kind", kind.name());
+        if (kind == Aeth.Kind.NAK) {
+            Aeth.NakCode code = Aeth.NakCode.of(value);
+            m.put("nak", code != null ? code.name() : "RESERVED_" + value);
+        }
+        m.put("value", value);
+        if (kind == Aeth.Kind.RNR_NAK) {
+            m.put("rnr_timer_ms", BigDecimal.valueOf(Aeth.rnrTimerNanos(value)).movePointLeft(6).stripTrailingZeros());
+        } else if (kind == Aeth.Kind.ACK && Aeth.creditCount(value) >= 0) {
+            m.put("credits", Aeth.creditCount(value));
+        }
+        m.put("msn", msn);
+        return m;
+    }
+
+    private static Map<String, Object> obj(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    // ------------------------------------------------------------------------------------------ output
+
+    /** Keys that the text form shows bare (no "key=") or only when true. */
+    private static boolean bare(String key) {
+        return key.equals("kind") || key.equals("nak");
+    }
+
+    private static boolean onlyWhenTrue(String key) {
+        return key.equals("migreq") || key.equals("fecn") || key.equals("becn");
+    }
+
+    /**
+     * {@code 16  192.0.2.10:57236 > 192.0.2.11:4791  RC_RDMA_READ_REQUEST  dqpn=0x0000d2 psn=0x123456 ...}.
+     */
+    static String text(Map<String, Object> r) {
+        StringBuilder sb = new StringBuilder(160);
+        sb.append(String.format("%5d  %21s > %-21s  %-33s",
+                (Long) r.get("frame"),
+                endpoint((String) r.get("src"), (Integer) r.get("src_port")),
+                endpoint((String) r.get("dst"), (Integer) r.get("dst_port")),
+                r.get("opcode") == null ? "-" : r.get("opcode")));
+        for (Map.Entry<String, Object> e : r.entrySet()) {
+            String k = e.getKey();
+            if (k.equals("frame") || k.equals("src") || k.equals("src_port") || k.equals("dst")
+                    || k.equals("dst_port") || k.equals("opcode")) {
+                continue;
+            }
+            if (onlyWhenTrue(k) && !Boolean.TRUE.equals(e.getValue())) {
+                continue;
+            }
+            sb.append(' ');
+            if (k.equals("problem")) {
+                sb.append("MALFORMED: ").append(e.getValue()).append(';');
+                continue;
+            }
+            appendText(sb, k, e.getValue());
+        }
+        return sb.toString();
+    }
+
+    private static void appendText(StringBuilder sb, String key, Object v) {
+        if (v instanceof Map<?, ?> m) {
+            sb.append(key).append('[');
+            boolean first = true;
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                if (!first) {
+                    sb.append(' ');
+                }
+                first = false;
+                appendText(sb, (String) e.getKey(), e.getValue());
+            }
+            sb.append(']');
+            return;
+        }
+        if (!bare(key) && !onlyWhenTrue(key)) {
+            sb.append(key).append('=');
+        }
+        if (onlyWhenTrue(key)) {
+            sb.append(key);
+        } else if (v instanceof Unsigned u) {
+            sb.append(u.hex());
+        } else if (v instanceof Boolean b) {
+            sb.append(b ? '1' : '0');
+        } else if (v instanceof BigDecimal d) {
+            sb.append(d.toPlainString());
+        } else {
+            sb.append(v);
+        }
+    }
+
+    private static String endpoint(String addr, int port) {
+        return (addr.indexOf(':') >= 0 ? "[" + addr + "]" : addr) + ":" + port;
+    }
+
+    private void printSummary(PrintWriter out, long frames) {
+        Map<String, Object> by = new LinkedHashMap<>();
+        byOpcode.forEach((code, n) -> by.put(opcodeName(code), n));
+        if (json) {
+            Map<String, Object> s = obj("packets", packets, "by_opcode", by, "malformed", malformed,
+                    "bad_icrc", badIcrc, "frames", frames, "port", port);
+            out.println(Json.toJson(obj("summary", s)));
+            return;
+        }
+        out.printf("%d RoCEv2 packet%s (UDP port %d) in %d frame%s: %d malformed, %d bad ICRC%n",
+                packets, packets == 1 ? "" : "s", port, frames, frames == 1 ? "" : "s", malformed, badIcrc);
+        by.forEach((op, n) -> out.printf("  %-34s %6d%n", op, (Integer) n));
+    }
+}

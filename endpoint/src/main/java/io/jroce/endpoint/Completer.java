@@ -1,0 +1,325 @@
+package io.jroce.endpoint;
+
+import io.jroce.wire.Aeth;
+import io.jroce.wire.Opcode;
+import io.jroce.wire.Psn;
+import io.jroce.wire.RocePacket;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * The completer: consumes ACKs, NAKs, READ responses and atomic ACKs, retires send WQEs strictly in order,
+ * writes READ and atomic results into the local scatter list, and turns retries, timeouts and NAKs into
+ * Go-Back-N retransmission or the matching completion status (rdma_rxe rxe_comp.c, IBA 9.7.5).
+ */
+final class Completer {
+    private final QueuePair qp;
+    private final Transport tx;
+    /** Oldest PSN not yet acknowledged; equals the requester's next PSN when nothing is outstanding. */
+    int unackedPsn;
+    int retryLeft;
+    int rnrLeft;
+    /** Retransmit deadline on the device clock, 0 when no timer is armed. */
+    long retransmitAt;
+    /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
+    private int retriedAt = -1;
+
+    Completer(QueuePair qp, Transport tx) {
+        this.qp = qp;
+        this.tx = tx;
+    }
+
+    void reset(int startPsn) {
+        unackedPsn = startPsn;
+        retryLeft = qp.retryCnt;
+        rnrLeft = qp.rnrRetry;
+        retransmitAt = 0;
+        retriedAt = -1;
+    }
+
+    boolean hasOutstanding() {
+        long i = qp.sqRetired;
+        return i != qp.sqPosted && qp.sqSlot(i).started;
+    }
+
+    /** A packet went out: make sure the local ACK timer runs (IBA 9.7.6.1.3). */
+    void packetSent() {
+        if (retransmitAt == 0 && qp.timeoutNanos > 0) {
+            retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
+            tx.timers().arm(qp);
+        }
+    }
+
+    private void progress() {
+        retryLeft = qp.retryCnt;
+        rnrLeft = qp.rnrRetry;
+        retriedAt = -1;
+        if (hasOutstanding() && qp.timeoutNanos > 0) {
+            retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
+            tx.timers().arm(qp);
+        } else {
+            retransmitAt = 0;
+        }
+    }
+
+    /** A response packet for this QP (decoded and ICRC-checked). Event loop only. */
+    void onResponse(RocePacket p) {
+        QpState st = qp.state;
+        if (st != QpState.RTS && st != QpState.SQD && st != QpState.SQE) {
+            tx.counters().drop(DropReason.QP_STATE);
+            return;
+        }
+        int psn = p.psn();
+        // a response must name a PSN that was sent: between the oldest unacknowledged and the next new one
+        if (Psn.compare(psn, qp.requester.sqPsn) >= 0 || Psn.compare(psn, Psn.add(unackedPsn, -1)) < 0) {
+            tx.counters().ghostResponse++;
+            qp.counters.ghostResponses++;
+            return;
+        }
+        Opcode op = p.opcode();
+        switch (op.operation()) {
+            case ACKNOWLEDGE -> onAck(p, psn);
+            case ATOMIC_ACKNOWLEDGE -> onAtomicAck(p, psn);
+            case RDMA_READ_RESPONSE -> onReadResponse(p, psn);
+            default -> tx.counters().drop(DropReason.UNEXPECTED_OPCODE);
+        }
+        qp.requester.run();
+    }
+
+    private void onAck(RocePacket p, int psn) {
+        int syndrome = p.aeth().syndrome();
+        switch (Aeth.kind(syndrome)) {
+            case ACK -> {
+                if (ackThrough(psn)) progress();
+            }
+            case RNR_NAK -> {
+                qp.counters.rnrNaksReceived++;
+                ackThrough(Psn.add(psn, -1));
+                rnrWait(psn, Aeth.rnrTimerNanos(Aeth.value(syndrome)));
+            }
+            case NAK -> {
+                Aeth.NakCode code = Aeth.NakCode.of(Aeth.value(syndrome));
+                qp.counters.naksReceived++;
+                if (ackThrough(Psn.add(psn, -1))) progress();
+                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
+                    qp.counters.seqNaksReceived++;
+                    retry(psn);
+                } else {
+                    WcStatus status = code == Aeth.NakCode.REMOTE_ACCESS_ERROR ? WcStatus.REM_ACCESS_ERR
+                            : code == Aeth.NakCode.REMOTE_OPERATIONAL_ERROR ? WcStatus.REM_OP_ERR
+                            : WcStatus.REM_INV_REQ_ERR;
+                    failOldest(status, syndrome);
+                }
+            }
+            default -> tx.counters().drop(DropReason.MALFORMED);
+        }
+    }
+
+    /**
+     * Retires every WQE the acknowledgement of {@code psn} covers. A READ or atomic is only retired by its
+     * own response; an ACK that passes one means its response was lost, so it is retried (rxe
+     * COMPST_ERROR_RETRY). Returns true if anything was acknowledged.
+     */
+    private boolean ackThrough(int psn) {
+        boolean advanced = false;
+        if (Psn.compare(psn, unackedPsn) >= 0) {
+            unackedPsn = Psn.next(psn);
+            advanced = true;
+        }
+        while (qp.sqRetired != qp.sqPosted) {
+            SendWqe w = qp.sqSlot(qp.sqRetired);
+            if (!w.started) break;
+            if (w.opcode.isReadOrAtomic()) {
+                if (Psn.compare(psn, w.lastPsn) >= 0) {
+                    unackedPsn = Psn.add(w.firstPsn, w.respPkts);
+                    retry(unackedPsn);
+                }
+                break;
+            }
+            if (Psn.compare(w.lastPsn, psn) > 0 || !w.fullySent()) break;
+            retire(w, WcStatus.SUCCESS, 0);
+            advanced = true;
+        }
+        return advanced;
+    }
+
+    private void onAtomicAck(RocePacket p, int psn) {
+        ackThrough(Psn.add(psn, -1));
+        if (qp.sqRetired == qp.sqPosted) return;
+        SendWqe w = qp.sqSlot(qp.sqRetired);
+        if (!w.started || !w.opcode.isAtomic() || w.firstPsn != psn) {
+            tx.counters().ghostResponse++;
+            return;
+        }
+        long original = p.atomicAckEth().originalData();
+        if (!scatter(w, 0, null, 0, 8, original)) return;
+        unackedPsn = Psn.next(psn);
+        qp.requester.rdAtomicOutstanding--;
+        retire(w, WcStatus.SUCCESS, 0);
+        progress();
+    }
+
+    private void onReadResponse(RocePacket p, int psn) {
+        ackThrough(Psn.add(psn, -1));
+        if (qp.sqRetired == qp.sqPosted) return;
+        SendWqe w = qp.sqSlot(qp.sqRetired);
+        if (!w.started || w.opcode != WrOpcode.RDMA_READ || w.done) {
+            tx.counters().ghostResponse++;
+            return;
+        }
+        int expected = Psn.add(w.firstPsn, w.respPkts);
+        int cmp = Psn.compare(psn, expected);
+        if (cmp < 0) {
+            qp.counters.duplicatesSeen++;
+            return;
+        }
+        if (cmp > 0) {
+            // a response was lost: ask again from the first missing one (rxe: COMPST_ERROR_RETRY)
+            if (Psn.compare(psn, w.lastPsn) <= 0) retry(expected);
+            return;
+        }
+        Opcode op = p.opcode();
+        int mtu = qp.mtu;
+        long offset = (long) w.respPkts * mtu;
+        long remaining = w.length - offset;
+        int len = p.payloadLength();
+        boolean last = op.endsMessage();
+        // a READ resumed part-way is answered with MIDDLE/LAST from the resume point (doc §g, duplicate READ)
+        boolean sequenceOk = w.respPkts == 0 ? op.startsMessage() : !op.startsMessage();
+        boolean lengthOk = last ? len == remaining : len == mtu && remaining > mtu;
+        if (!sequenceOk || !lengthOk) {
+            failOldest(lengthOk ? WcStatus.BAD_RESP_ERR : WcStatus.LOC_LEN_ERR, 0);
+            return;
+        }
+        ByteBuf buf = p.buffer();
+        if (!scatter(w, offset, buf, p.payloadOffset(), len, 0)) return;
+        w.respPkts++;
+        unackedPsn = Psn.next(psn);
+        if (last) {
+            w.done = true;
+            qp.requester.rdAtomicOutstanding--;
+            retire(w, WcStatus.SUCCESS, 0);
+        }
+        progress();
+    }
+
+    /** Writes READ payload or an atomic's original value into the WQE's scatter list. */
+    private boolean scatter(SendWqe w, long off, ByteBuf src, int srcIdx, int len, long atomicValue) {
+        int i = 0;
+        long skip = off;
+        while (i < w.numSge && skip >= w.sgeLen[i]) {
+            skip -= w.sgeLen[i];
+            i++;
+        }
+        int done = 0;
+        while (done < len) {
+            if (i >= w.numSge) {
+                failOldest(WcStatus.LOC_LEN_ERR, 0);
+                return false;
+            }
+            MemoryRegion mr = w.sgeMr[i];
+            if (!mr.isRegistered()) {
+                failOldest(WcStatus.LOC_PROT_ERR, 0);
+                return false;
+            }
+            int n = (int) Math.min(len - done, w.sgeLen[i] - skip);
+            int at = mr.offsetOf(w.sgeAddr[i]) + (int) skip;
+            if (src != null) {
+                mr.mem().setBytes(at, src, srcIdx + done, n);
+            } else if (QueuePair.LITTLE_ENDIAN_HOST) {
+                mr.mem().setLongLE(at, atomicValue); // post time guarantees one 8-byte SGE
+            } else {
+                mr.mem().setLong(at, atomicValue);
+            }
+            done += n;
+            skip = 0;
+            i++;
+        }
+        return true;
+    }
+
+    /** Go-Back-N from {@code psn}, counting against retry_cnt (IBA 9.7.6.1.1; rxe req_retry). */
+    void retry(int psn) {
+        if (retriedAt == psn) return; // this gap is already being resent
+        if (retryLeft <= 0) {
+            failOldest(WcStatus.RETRY_EXC_ERR, 0);
+            return;
+        }
+        // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
+        retryLeft--;
+        retriedAt = psn;
+        qp.counters.retries++;
+        tx.counters().retransmits++;
+        if (qp.requester.rewind(psn)) {
+            retransmitAt = 0;
+            qp.requester.run();
+        }
+    }
+
+    private void rnrWait(int psn, long nanos) {
+        if (qp.rnrRetry != 7) {
+            if (rnrLeft <= 0) {
+                failOldest(WcStatus.RNR_RETRY_EXC_ERR, 0);
+                return;
+            }
+            rnrLeft--;
+        }
+        qp.counters.rnrWaits++;
+        qp.requester.rewind(psn);
+        qp.requester.rnrWaiting = true;
+        qp.requester.rnrUntil = tx.clock().nanoTime() + nanos;
+        retransmitAt = 0;
+        tx.timers().arm(qp);
+    }
+
+    /** Timer check, on the event loop. Returns true while a timer is still armed. */
+    boolean onTimer(long now) {
+        Requester req = qp.requester;
+        if (req.rnrWaiting) {
+            if (now - req.rnrUntil >= 0) {
+                req.rnrWaiting = false;
+                req.run();
+            } else {
+                return true;
+            }
+        }
+        if (retransmitAt != 0 && now - retransmitAt >= 0) {
+            retransmitAt = 0;
+            if (hasOutstanding()) {
+                qp.counters.timeouts++;
+                tx.counters().timeouts++;
+                retriedAt = -1;
+                SendWqe w = qp.sqSlot(qp.sqRetired);
+                int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
+                        : w.opcode.isAtomic() ? w.firstPsn
+                        : Psn.compare(unackedPsn, w.firstPsn) > 0 ? unackedPsn : w.firstPsn;
+                retry(from);
+                if (retransmitAt == 0 && hasOutstanding() && qp.state == QpState.RTS) packetSentAgain();
+            }
+        }
+        return retransmitAt != 0 || req.rnrWaiting;
+    }
+
+    private void packetSentAgain() {
+        if (qp.timeoutNanos > 0) retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
+    }
+
+    private void retire(SendWqe w, WcStatus status, int vendorErr) {
+        w.done = true;
+        if (status != WcStatus.SUCCESS || w.signaled) {
+            int byteLen = w.opcode.isAtomic() ? 8 : w.length;
+            qp.completeSend(w, status, byteLen, vendorErr);
+        }
+        qp.sqRetired++;
+        if (qp.requester.sqNext < qp.sqRetired) qp.requester.sqNext = qp.sqRetired;
+    }
+
+    /** The oldest WQE fails with {@code status}; the QP goes to the error state and flushes. */
+    void failOldest(WcStatus status, int vendorErr) {
+        if (qp.sqRetired != qp.sqPosted) {
+            SendWqe w = qp.sqSlot(qp.sqRetired);
+            retire(w, status, vendorErr);
+        }
+        retransmitAt = 0;
+        qp.toError("send WR failed: " + status);
+    }
+}

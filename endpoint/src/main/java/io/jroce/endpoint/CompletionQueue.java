@@ -1,0 +1,221 @@
+package io.jroce.endpoint;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A completion queue: a ring of fixed depth that the device's event loop fills and application threads
+ * poll. Entries are stored as parallel arrays and copied into caller-owned {@link WorkCompletion}s, so
+ * neither side allocates per completion.
+ *
+ * <p>Overflow is an error, never a silent drop: when the ring is full the CQ is marked overrun, the QP
+ * whose completion did not fit goes to the error state (IBA 11.4.2.1: a CQ overrun is an affiliated
+ * error), and {@link #poll} throws once the entries that did fit have been read.
+ */
+public final class CompletionQueue {
+    private final Device device;
+    private final int depth;
+    private final int mask;
+    private final long[] wrId;
+    private final byte[] status;
+    private final byte[] opcode;
+    private final int[] byteLen;
+    private final int[] immOrInv;
+    private final int[] qpNum;
+    private final int[] flags;
+    private final int[] vendorErr;
+
+    /** Next slot the producer (the event loop) writes. */
+    private volatile long tail;
+    /** Next slot a consumer reads. */
+    private volatile long head;
+    private volatile boolean overrun;
+    private volatile String overrunDetail;
+
+    private final Object signal = new Object();
+    private volatile int waiters;
+    private volatile int armed; // 0 none, 1 any completion, 2 solicited only
+    private long events;        // guarded by signal
+    private volatile Runnable listener;
+
+    private static final WcStatus[] STATUSES = WcStatus.values();
+    private static final WcOpcode[] OPCODES = WcOpcode.values();
+
+    CompletionQueue(Device device, int requestedDepth) {
+        if (requestedDepth < 1 || requestedDepth > (1 << 22)) {
+            throw new IllegalArgumentException("CQ depth must be 1..4194304, not " + requestedDepth);
+        }
+        this.device = device;
+        this.depth = requestedDepth;
+        int slots = Integer.highestOneBit(Math.max(1, requestedDepth - 1)) << 1;
+        this.mask = slots - 1;
+        this.wrId = new long[slots];
+        this.status = new byte[slots];
+        this.opcode = new byte[slots];
+        this.byteLen = new int[slots];
+        this.immOrInv = new int[slots];
+        this.qpNum = new int[slots];
+        this.flags = new int[slots];
+        this.vendorErr = new int[slots];
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** How many completions the queue holds before it overruns. */
+    public int depth() {
+        return depth;
+    }
+
+    public boolean isOverrun() {
+        return overrun;
+    }
+
+    /** Entries waiting to be polled. */
+    public int size() {
+        return (int) (tail - head);
+    }
+
+    /**
+     * Produces one completion. Called on the event loop only (single producer).
+     *
+     * @return false if the queue was full: the CQ is now overrun and the caller must fail its QP
+     */
+    boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited) {
+        long t = tail;
+        if (t - head >= depth || overrun) {
+            if (!overrun) {
+                overrunDetail = "completion queue overrun: depth " + depth + " was full when QP 0x" + Integer.toHexString(qpn)
+                        + " completed wr_id " + id + " (" + st + "); poll more often or create a deeper CQ";
+                overrun = true;
+                device.asyncEvent(AsyncEvent.CQ_ERR, this, null, overrunDetail);
+            }
+            wake(true);
+            return false;
+        }
+        int i = (int) t & mask;
+        wrId[i] = id;
+        status[i] = (byte) st.ordinal();
+        opcode[i] = op == null ? -1 : (byte) op.ordinal();
+        byteLen[i] = len;
+        immOrInv[i] = immInv;
+        qpNum[i] = qpn;
+        flags[i] = fl;
+        vendorErr[i] = vendor;
+        tail = t + 1; // volatile write publishes the slot
+        wake(solicited || st != WcStatus.SUCCESS);
+        return true;
+    }
+
+    private void wake(boolean solicitedOrError) {
+        int a = armed;
+        boolean event = a == 1 || (a == 2 && solicitedOrError);
+        if (event) armed = 0;
+        if (event || waiters > 0) {
+            synchronized (signal) {
+                if (event) events++;
+                signal.notifyAll();
+            }
+        }
+        if (event) {
+            Runnable l = listener;
+            if (l != null) l.run();
+        }
+    }
+
+    /**
+     * Copies up to {@code out.length} completions into {@code out} (the array's slots are filled in place,
+     * created if null) and returns how many.
+     *
+     * @throws VerbsException when the queue overran and every stored completion has been read
+     */
+    public int poll(WorkCompletion[] out) {
+        return poll(out, out.length);
+    }
+
+    public synchronized int poll(WorkCompletion[] out, int max) {
+        long h = head;
+        long available = tail - h;
+        int n = (int) Math.min(available, Math.min(max, out.length));
+        for (int k = 0; k < n; k++) {
+            int i = (int) (h + k) & mask;
+            WorkCompletion wc = out[k];
+            if (wc == null) out[k] = wc = new WorkCompletion();
+            wc.wrId = wrId[i];
+            wc.status = STATUSES[status[i]];
+            wc.opcode = opcode[i] < 0 ? null : OPCODES[opcode[i]];
+            wc.byteLen = byteLen[i];
+            wc.flags = flags[i];
+            wc.immData = (flags[i] & WorkCompletion.WITH_IMM) != 0 ? immOrInv[i] : 0;
+            wc.invalidatedRkey = (flags[i] & WorkCompletion.WITH_INV) != 0 ? immOrInv[i] : 0;
+            wc.qpNum = qpNum[i];
+            wc.vendorErr = vendorErr[i];
+        }
+        head = h + n;
+        if (n == 0 && overrun) {
+            throw new VerbsException(overrunDetail);
+        }
+        return n;
+    }
+
+    /**
+     * Polls, waiting up to {@code timeout} for at least one completion. Returns 0 on timeout.
+     */
+    public int poll(WorkCompletion[] out, long timeout, TimeUnit unit) throws InterruptedException {
+        return poll(out, out.length, timeout, unit);
+    }
+
+    /** Polls at most {@code max} entries, waiting up to {@code timeout} for the first. Returns 0 on timeout. */
+    public int poll(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
+        int n = poll(out, max);
+        if (n > 0) return n;
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        synchronized (signal) {
+            waiters++;
+            try {
+                while (true) {
+                    n = poll(out, max);
+                    if (n > 0) return n;
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) return 0;
+                    TimeUnit.NANOSECONDS.timedWait(signal, left);
+                }
+            } finally {
+                waiters--;
+            }
+        }
+    }
+
+    /**
+     * Arms the queue for one notification ({@code ibv_req_notify_cq}): the next completion, or with
+     * {@code solicitedOnly} the next receive completion of a message with the SE bit, or any failed
+     * completion, raises an event.
+     */
+    public void requestNotify(boolean solicitedOnly) {
+        armed = solicitedOnly ? 2 : 1;
+    }
+
+    /** Waits for an event raised after {@link #requestNotify}; consumes it. False on timeout. */
+    public boolean awaitEvent(long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        synchronized (signal) {
+            waiters++;
+            try {
+                while (events == 0) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) return false;
+                    TimeUnit.NANOSECONDS.timedWait(signal, left);
+                }
+                events--;
+                return true;
+            } finally {
+                waiters--;
+            }
+        }
+    }
+
+    /** A callback run (on the event loop) whenever an armed notification fires. */
+    public void setEventListener(Runnable listener) {
+        this.listener = listener;
+    }
+}

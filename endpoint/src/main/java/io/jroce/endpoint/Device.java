@@ -1,0 +1,157 @@
+package io.jroce.endpoint;
+
+import io.netty.util.collection.IntObjectHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetAddress;
+
+/**
+ * A software RoCEv2 device: one IPv4 address and UDP port (4791 by default), one GID (the address's
+ * IPv4-mapped form at index 0), and the protection domains, memory regions, completion queues and queue
+ * pairs created on it. {@link #close()} releases the socket, buffers and timers.
+ */
+public final class Device implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Device.class);
+
+    /** The event listener for asynchronous events (CQ overrun, QP fatal errors). */
+    @FunctionalInterface
+    public interface AsyncEventListener {
+        void onEvent(AsyncEvent event, CompletionQueue cq, QueuePair qp, String detail);
+    }
+
+    private final DeviceConfig config;
+    private final KeyTable keys = new KeyTable();
+    private final Transport transport;
+    private final IntObjectHashMap<QueuePair> qps = new IntObjectHashMap<>(); // event loop only
+    private int nextQpn = 0x11; // QPN 0 and 1 are the special QPs
+    private volatile boolean open = true;
+    private volatile AsyncEventListener listener;
+
+    private Device(DeviceConfig config) throws IOException {
+        this.config = config;
+        this.transport = new Transport(this, config);
+    }
+
+    /** Opens a device on {@code address}:4791. */
+    public static Device open(InetAddress address) throws IOException {
+        return new Device(new DeviceConfig(address));
+    }
+
+    public static Device open(DeviceConfig config) throws IOException {
+        return new Device(config);
+    }
+
+    public InetAddress address() { return config.address; }
+    public int port() { return transport.localPort(); }
+    /** True when the epoll native transport (recvmmsg/sendmmsg, IPv4 ID 0) is in use. */
+    public boolean isEpoll() { return transport.isEpoll(); }
+
+    /** GID table: index 0 is the IPv4-mapped GID of the device's address (RoCEv2). */
+    public Gid gid(int index) {
+        if (index != 0) throw new IllegalArgumentException("the GID table has one entry, index 0; not " + index);
+        return Gid.of(config.address);
+    }
+
+    public ProtectionDomain allocPd() {
+        checkOpen();
+        return new ProtectionDomain(this);
+    }
+
+    public CompletionQueue createCq(int depth) {
+        checkOpen();
+        return new CompletionQueue(this, depth);
+    }
+
+    QueuePair createQp(ProtectionDomain pd, QpInitAttr init) {
+        checkOpen();
+        QueuePair.validateInit(init);
+        if (init.sendCq.device() != this || init.recvCq.device() != this) {
+            throw new IllegalArgumentException("the QP's completion queues belong to another device");
+        }
+        return transport.call(() -> {
+            int qpn = nextQpn;
+            while (qps.containsKey(qpn)) qpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
+            nextQpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
+            QueuePair qp = new QueuePair(this, pd, qpn, init, transport);
+            qps.put(qpn, qp);
+            return qp;
+        });
+    }
+
+    void removeQp(QueuePair qp) {
+        qps.remove(qp.qpNum());
+    }
+
+    /** Event loop only. */
+    QueuePair lookupQp(int qpn) {
+        return qps.get(qpn);
+    }
+
+    public int qpCount() {
+        return transport.call(qps::size);
+    }
+
+    KeyTable keys() { return keys; }
+    Transport transport() { return transport; }
+
+    /** A consistent copy of the device counters. */
+    public DeviceCounters counters() {
+        return transport.call(() -> transport.counters().copy());
+    }
+
+    /** Runs due timers now, on the event loop (for tests that step an injected clock). */
+    public void runTimers() {
+        transport.call(() -> {
+            transport.timers().tick();
+            return null;
+        });
+    }
+
+    /** Runs a task on the device's event loop and waits for it (tests, tools). */
+    public void runOnLoop(Runnable task) {
+        transport.call(() -> {
+            task.run();
+            return null;
+        });
+    }
+
+    public void setAsyncEventListener(AsyncEventListener listener) {
+        this.listener = listener;
+    }
+
+    void asyncEvent(AsyncEvent event, CompletionQueue cq, QueuePair qp, String detail) {
+        AsyncEventListener l = listener;
+        if (l != null) {
+            l.onEvent(event, cq, qp, detail);
+        } else if (log.isDebugEnabled()) {
+            log.debug("{} {}: {}", event, qp != null ? qp : cq, detail);
+        }
+    }
+
+    void checkOpen() {
+        if (!open) throw new IllegalStateException("device " + config.address.getHostAddress() + " is closed");
+    }
+
+    public boolean isOpen() {
+        return open;
+    }
+
+    @Override
+    public void close() {
+        if (!open) return;
+        open = false;
+        try {
+            transport.call(() -> {
+                for (QueuePair qp : qps.values()) {
+                    if (qp.state != QpState.RESET && qp.state != QpState.ERR) qp.toError("device closed");
+                }
+                qps.clear();
+                return null;
+            });
+        } finally {
+            transport.close();
+        }
+    }
+}

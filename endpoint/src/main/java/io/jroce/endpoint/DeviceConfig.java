@@ -1,0 +1,45 @@
+package io.jroce.endpoint;
+
+import java.net.InetAddress;
+import java.nio.file.Path;
+
+/** How a {@link Device} is opened. */
+public final class DeviceConfig {
+    final InetAddress address;
+    int port = io.jroce.wire.RoceV2.UDP_PORT;
+    Clock clock = Clock.SYSTEM;
+    int maxUnackedPsns = 128;
+    Path pcap;
+    boolean preferEpoll = true;
+    int socketBufferBytes = 4 << 20;
+    DatagramFilter filter;
+
+    public DeviceConfig(InetAddress address) {
+        if (address == null || address.isAnyLocalAddress()) {
+            throw new IllegalArgumentException("bind a device to one IPv4 address (its GID), not a wildcard");
+        }
+        if (!(address instanceof java.net.Inet4Address)) {
+            throw new IllegalArgumentException("only IPv4 addresses are supported, not " + address);
+        }
+        this.address = address;
+    }
+
+    public DeviceConfig port(int v) { port = v; return this; }
+    public DeviceConfig clock(Clock v) { clock = v; return this; }
+    /** Most PSNs a QP may have unacknowledged (rdma_rxe: 128). */
+    public DeviceConfig maxUnackedPsns(int v) {
+        if (v < 1 || v > (1 << 22)) throw new IllegalArgumentException("window must be 1..4194304 PSNs");
+        maxUnackedPsns = v;
+        return this;
+    }
+    /** Record every datagram sent and received to this pcap file. */
+    public DeviceConfig pcap(Path v) { pcap = v; return this; }
+    /** Use Java NIO instead of the epoll native transport (the ICRC then depends on the kernel's IPv4 ID). */
+    public DeviceConfig preferEpoll(boolean v) { preferEpoll = v; return this; }
+    public DeviceConfig socketBufferBytes(int v) { socketBufferBytes = v; return this; }
+    /** A filter at the head of the pipeline (fault injection), seeing datagrams in both directions. */
+    public DeviceConfig filter(DatagramFilter v) { filter = v; return this; }
+
+    public InetAddress address() { return address; }
+    public int port() { return port; }
+}

@@ -1,0 +1,67 @@
+package io.jroce.endpoint;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Per-device counters. Written only by the event loop; {@link Device#counters()} hands out a copy taken
+ * there, so readers see a consistent snapshot.
+ */
+public final class DeviceCounters {
+    public long packetsIn;
+    public long bytesIn;
+    public long packetsOut;
+    public long bytesOut;
+    public long retransmits;
+    public long timeouts;
+    public long ghostResponse;
+    public long sendErrors;
+    final long[] drops = new long[DropReason.values().length];
+
+    void drop(DropReason reason) {
+        drops[reason.ordinal()]++;
+    }
+
+    public long drops(DropReason reason) {
+        return drops[reason.ordinal()];
+    }
+
+    public long totalDrops() {
+        long n = 0;
+        for (long d : drops) n += d;
+        return n;
+    }
+
+    DeviceCounters copy() {
+        DeviceCounters c = new DeviceCounters();
+        c.packetsIn = packetsIn;
+        c.bytesIn = bytesIn;
+        c.packetsOut = packetsOut;
+        c.bytesOut = bytesOut;
+        c.retransmits = retransmits;
+        c.timeouts = timeouts;
+        c.ghostResponse = ghostResponse;
+        c.sendErrors = sendErrors;
+        System.arraycopy(drops, 0, c.drops, 0, drops.length);
+        return c;
+    }
+
+    public Map<String, Long> asMap() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("packets_in", packetsIn);
+        m.put("bytes_in", bytesIn);
+        m.put("packets_out", packetsOut);
+        m.put("bytes_out", bytesOut);
+        m.put("retransmits", retransmits);
+        m.put("timeouts", timeouts);
+        m.put("unexpected_responses", ghostResponse);
+        m.put("send_errors", sendErrors);
+        for (DropReason r : DropReason.values()) m.put("drop_" + r.name().toLowerCase(), drops[r.ordinal()]);
+        return m;
+    }
+
+    @Override
+    public String toString() {
+        return asMap().toString();
+    }
+}

@@ -1,0 +1,25 @@
+package io.jroce.endpoint;
+
+/** Why a received datagram was dropped; each reason has its own counter. */
+public enum DropReason {
+    /** Failed to parse: truncated headers, bad TVer, impossible pad or length. */
+    MALFORMED,
+    /** Opcode unknown, reserved, or of a transport this endpoint does not run (UC, RD, UD). */
+    UNSUPPORTED_OPCODE,
+    /** The ICRC matched no IPv4 Identification. */
+    ICRC,
+    /** Larger than the receive slot: the kernel may have truncated it. */
+    OVERSIZE,
+    /** Destination QP number not on this device. */
+    UNKNOWN_QP,
+    /** The QP's state does not accept this packet (RESET, INIT, ERR...). */
+    QP_STATE,
+    /** Sent from an address that is not the QP's connected peer. */
+    WRONG_SOURCE,
+    /** A response opcode the completer did not expect. */
+    UNEXPECTED_OPCODE,
+    /** A duplicate READ or atomic with no responder resource to answer from. */
+    DUPLICATE_UNKNOWN,
+    /** Dropped by the fault injector. */
+    INJECTED
+}

@@ -1,0 +1,71 @@
+package io.jroce.endpoint;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Per-QP counters, written by the event loop; {@link QueuePair#counters()} returns a snapshot. */
+public final class QpCounters {
+    public long packetsOut;
+    public long bytesOut;
+    public long packetsIn;
+    public long bytesIn;
+    public long retries;
+    public long timeouts;
+    public long naksSent;
+    public long naksReceived;
+    public long seqNaksSent;
+    public long seqNaksReceived;
+    public long rnrNaksSent;
+    public long rnrNaksReceived;
+    public long rnrWaits;
+    public long duplicatesSeen;
+    public long outOfOrder;
+    public long ghostResponses;
+
+    QpCounters copy() {
+        QpCounters c = new QpCounters();
+        c.packetsOut = packetsOut;
+        c.bytesOut = bytesOut;
+        c.packetsIn = packetsIn;
+        c.bytesIn = bytesIn;
+        c.retries = retries;
+        c.timeouts = timeouts;
+        c.naksSent = naksSent;
+        c.naksReceived = naksReceived;
+        c.seqNaksSent = seqNaksSent;
+        c.seqNaksReceived = seqNaksReceived;
+        c.rnrNaksSent = rnrNaksSent;
+        c.rnrNaksReceived = rnrNaksReceived;
+        c.rnrWaits = rnrWaits;
+        c.duplicatesSeen = duplicatesSeen;
+        c.outOfOrder = outOfOrder;
+        c.ghostResponses = ghostResponses;
+        return c;
+    }
+
+    public Map<String, Long> asMap() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("packets_out", packetsOut);
+        m.put("bytes_out", bytesOut);
+        m.put("packets_in", packetsIn);
+        m.put("bytes_in", bytesIn);
+        m.put("retries", retries);
+        m.put("timeouts", timeouts);
+        m.put("naks_sent", naksSent);
+        m.put("naks_received", naksReceived);
+        m.put("seq_naks_sent", seqNaksSent);
+        m.put("seq_naks_received", seqNaksReceived);
+        m.put("rnr_naks_sent", rnrNaksSent);
+        m.put("rnr_naks_received", rnrNaksReceived);
+        m.put("rnr_waits", rnrWaits);
+        m.put("duplicates_seen", duplicatesSeen);
+        m.put("out_of_order", outOfOrder);
+        m.put("unexpected_responses", ghostResponses);
+        return m;
+    }
+
+    @Override
+    public String toString() {
+        return asMap().toString();
+    }
+}

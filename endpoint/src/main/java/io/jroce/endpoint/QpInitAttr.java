@@ -1,0 +1,39 @@
+package io.jroce.endpoint;
+
+/** What a queue pair is created with ({@code struct ibv_qp_init_attr}): its CQs and capabilities. */
+public final class QpInitAttr {
+    CompletionQueue sendCq;
+    CompletionQueue recvCq;
+    int maxSendWr = 128;
+    int maxRecvWr = 128;
+    int maxSendSge = 4;
+    int maxRecvSge = 4;
+    int maxInlineData = 64;
+    boolean sqSigAll;
+
+    public QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq) {
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+    }
+
+    public QpInitAttr(CompletionQueue cq) {
+        this(cq, cq);
+    }
+
+    public QpInitAttr maxSendWr(int v) { maxSendWr = v; return this; }
+    public QpInitAttr maxRecvWr(int v) { maxRecvWr = v; return this; }
+    public QpInitAttr maxSendSge(int v) { maxSendSge = v; return this; }
+    public QpInitAttr maxRecvSge(int v) { maxRecvSge = v; return this; }
+    public QpInitAttr maxInlineData(int v) { maxInlineData = v; return this; }
+    /** Every send WR completes with a CQE, whatever its SIGNALED flag says. */
+    public QpInitAttr sqSigAll(boolean v) { sqSigAll = v; return this; }
+
+    public int maxSendWr() { return maxSendWr; }
+    public int maxRecvWr() { return maxRecvWr; }
+    public int maxSendSge() { return maxSendSge; }
+    public int maxRecvSge() { return maxRecvSge; }
+    public int maxInlineData() { return maxInlineData; }
+    public boolean sqSigAll() { return sqSigAll; }
+    public CompletionQueue sendCq() { return sendCq; }
+    public CompletionQueue recvCq() { return recvCq; }
+}

@@ -1,0 +1,507 @@
+package io.jroce.endpoint;
+
+import io.jroce.wire.Psn;
+
+import java.net.InetAddress;
+import java.nio.ByteOrder;
+import java.util.EnumSet;
+import java.util.Set;
+
+import static io.jroce.endpoint.QpAttr.Field.*;
+
+/**
+ * A reliable-connected queue pair. Application threads post to its send and receive queue rings and ring
+ * the doorbell; everything else (requester, completer, responder, timers) runs on the device's event loop,
+ * which alone owns the QP's transport state, so the packet path takes no locks.
+ */
+public final class QueuePair {
+    static final boolean LITTLE_ENDIAN_HOST = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    /** Device limit on max_rd_atomic / max_dest_rd_atomic (ibv_device_attr.max_qp_rd_atom). */
+    public static final int MAX_RD_ATOMIC = 16;
+
+    private final Device device;
+    private final ProtectionDomain pd;
+    private final int qpn;
+    private final QpInitAttr init;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    final QpCounters counters = new QpCounters();
+
+    // --- send queue ring: app threads produce, the event loop retires ---
+    private final SendWqe[] sq;
+    private final Object sqLock = new Object();
+    volatile long sqPosted;
+    volatile long sqRetired;
+    // --- receive queue ring of N slots holding N-1 entries (receive-ring seed) ---
+    private final RecvWqe[] rq;
+    private final Object rqLock = new Object();
+    volatile long rqPosted;
+    volatile long rqConsumed;
+    private long rqFlushed;
+
+    // --- QP context: fixed at transitions, read by the engines on the event loop ---
+    volatile QpState state = QpState.RESET;
+    private final QpAttr attrs = new QpAttr();
+    int accessFlags;
+    int mtu = 1024;
+    int destQpn;
+    InetAddress destAddress;
+    int destPort;
+    int destAddressInt;
+    java.net.InetSocketAddress destSocket;
+    int maxRdAtomic;
+    int maxDestRdAtomic;
+    int minRnrTimer;
+    int timeout;
+    long timeoutNanos;
+    int retryCnt;
+    int rnrRetry;
+
+    final Requester requester;
+    final Completer completer;
+    final Responder responder;
+    private final Runnable doorbellTask = this::doorbell;
+    private final java.util.concurrent.atomic.AtomicBoolean doorbellPending = new java.util.concurrent.atomic.AtomicBoolean();
+    boolean timerListed;
+    private String errorReason;
+
+    QueuePair(Device device, ProtectionDomain pd, int qpn, QpInitAttr init, Transport tx) {
+        this.device = device;
+        this.pd = pd;
+        this.qpn = qpn;
+        this.init = init;
+        this.sendCq = init.sendCq;
+        this.recvCq = init.recvCq;
+        this.sq = new SendWqe[init.maxSendWr];
+        for (int i = 0; i < sq.length; i++) sq[i] = new SendWqe(init.maxSendSge);
+        this.rq = new RecvWqe[init.maxRecvWr + 1];
+        for (int i = 0; i < rq.length; i++) rq[i] = new RecvWqe(init.maxRecvSge);
+        this.requester = new Requester(this, tx);
+        this.completer = new Completer(this, tx);
+        this.responder = new Responder(this, tx);
+        attrs.state = QpState.RESET;
+    }
+
+    static void validateInit(QpInitAttr init) {
+        if (init.sendCq == null || init.recvCq == null) throw new IllegalArgumentException("a QP needs a send CQ and a receive CQ");
+        if (init.maxSendWr < 1 || init.maxSendWr > 1 << 16) throw new IllegalArgumentException("max_send_wr must be 1..65536, not " + init.maxSendWr);
+        if (init.maxRecvWr < 1 || init.maxRecvWr > 1 << 16) throw new IllegalArgumentException("max_recv_wr must be 1..65536, not " + init.maxRecvWr);
+        if (init.maxSendSge < 1 || init.maxSendSge > 32) throw new IllegalArgumentException("max_send_sge must be 1..32, not " + init.maxSendSge);
+        if (init.maxRecvSge < 1 || init.maxRecvSge > 32) throw new IllegalArgumentException("max_recv_sge must be 1..32, not " + init.maxRecvSge);
+        if (init.maxInlineData < 0 || init.maxInlineData > 4096) throw new IllegalArgumentException("max_inline_data must be 0..4096, not " + init.maxInlineData);
+    }
+
+    public int qpNum() { return qpn; }
+    public ProtectionDomain pd() { return pd; }
+    public Device device() { return device; }
+    public QpState state() { return state; }
+    public QpInitAttr initAttr() { return init; }
+    public CompletionQueue sendCq() { return sendCq; }
+    public CompletionQueue recvCq() { return recvCq; }
+    /** Why the QP entered the error state, or null. */
+    public String errorReason() { return errorReason; }
+
+    SendWqe sqSlot(long index) { return sq[(int) (index % sq.length)]; }
+    RecvWqe rqSlot(long index) { return rq[(int) (index % rq.length)]; }
+
+    // ------------------------------------------------------------------------------------------------
+    // posting (application threads)
+
+    /**
+     * Posts a chain of send work requests. Everything that can be checked now is checked now: QP state,
+     * opcode, SGE count, inline size, queue space, and each SGE's lkey, bounds and access. A refused
+     * request throws {@link VerbsException} naming it; requests before it in the chain were posted.
+     */
+    public void postSend(SendWorkRequest first) {
+        int posted = 0;
+        try {
+            synchronized (sqLock) {
+                for (SendWorkRequest wr = first; wr != null; wr = wr.next()) {
+                    QpState st = state;
+                    if (!st.acceptsSends() && st != QpState.ERR) {
+                        throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + st
+                                + ": send work requests may be posted in RTS (move it to RTS first)", wr);
+                    }
+                    if (sqPosted - sqRetired >= sq.length) {
+                        throw new VerbsException("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                                + sq.length + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
+                    }
+                    fillSendWqe(sqSlot(sqPosted), wr);
+                    sqPosted++;
+                    posted++;
+                }
+            }
+        } finally {
+            if (posted > 0) ringDoorbell();
+        }
+    }
+
+    private void fillSendWqe(SendWqe w, SendWorkRequest wr) {
+        WrOpcode op = wr.opcode();
+        if (op == null) throw new VerbsException("work request has no opcode", wr);
+        Sge[] sgl = wr.sgl();
+        if (sgl.length > init.maxSendSge) {
+            throw new VerbsException(sgl.length + " SGEs exceed max_send_sge " + init.maxSendSge, wr);
+        }
+        boolean inline = (wr.flags() & SendFlags.INLINE) != 0;
+        long total = wr.totalLength();
+        if (inline) {
+            if (op.isReadOrAtomic()) throw new VerbsException("INLINE is only for SEND and RDMA WRITE, not " + op, wr);
+            if (total > init.maxInlineData) {
+                throw new VerbsException("inline data of " + total + " bytes exceeds max_inline_data " + init.maxInlineData, wr);
+            }
+        }
+        if (total > Integer.MAX_VALUE) throw new VerbsException("message of " + total + " bytes exceeds 2^31-1", wr);
+        if (op.isAtomic() && (sgl.length != 1 || sgl[0].length() != 8)) {
+            throw new VerbsException(op + " needs exactly one SGE of 8 bytes for the original value", wr);
+        }
+        int needLocal = op.writesLocalMemory() ? Access.LOCAL_WRITE : 0;
+        for (int i = 0; i < sgl.length; i++) {
+            Sge s = sgl[i];
+            MemoryRegion mr = device.keys().byLkey(s.lkey());
+            if (mr == null || !mr.isRegistered()) {
+                throw new VerbsException("SGE " + i + ": lkey 0x" + Integer.toHexString(s.lkey()) + " is not a registered region", wr);
+            }
+            if (mr.pd() != pd) throw new VerbsException("SGE " + i + ": region belongs to another protection domain", wr);
+            if (!mr.contains(s.addr(), s.length())) {
+                throw new VerbsException("SGE " + i + ": [0x" + Long.toHexString(s.addr()) + ", +" + s.length()
+                        + ") is outside " + mr, wr);
+            }
+            if ((mr.access() & needLocal) != needLocal) {
+                throw new VerbsException("SGE " + i + ": " + op + " writes the local buffer but the region lacks LOCAL_WRITE", wr);
+            }
+            w.sgeMr[i] = mr;
+            w.sgeAddr[i] = s.addr();
+            w.sgeLen[i] = s.length();
+        }
+        w.numSge = sgl.length;
+        w.wrId = wr.wrId();
+        w.opcode = op;
+        w.flags = wr.flags();
+        w.signaled = init.sqSigAll || (wr.flags() & SendFlags.SIGNALED) != 0;
+        w.length = (int) total;
+        w.remoteAddr = wr.remoteAddr();
+        w.rkey = wr.rkey();
+        w.immData = wr.immData();
+        w.invalidateRkey = wr.invalidateRkey();
+        w.compareAdd = wr.compareAdd();
+        w.swap = wr.swap();
+        w.inline = null;
+        if (inline) {
+            byte[] copy = new byte[(int) total];
+            int at = 0;
+            for (int i = 0; i < w.numSge; i++) {
+                w.sgeMr[i].mem().getBytes(w.sgeMr[i].offsetOf(w.sgeAddr[i]), copy, at, w.sgeLen[i]);
+                at += w.sgeLen[i];
+            }
+            w.inline = copy;
+        }
+        w.resetProgress();
+    }
+
+    /** Posts a chain of receive work requests: SGE-only entries, consumed strictly in order. */
+    public void postRecv(ReceiveWorkRequest first) {
+        int posted = 0;
+        try {
+            synchronized (rqLock) {
+                for (ReceiveWorkRequest wr = first; wr != null; wr = wr.next()) {
+                    QpState st = state;
+                    if (!st.acceptsReceives()) {
+                        throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in RESET: receives may be posted from INIT on", wr);
+                    }
+                    // a ring of N slots holds N-1 entries: full when the producer is one behind the consumer
+                    if (rqPosted - rqConsumed >= rq.length - 1) {
+                        throw new VerbsException("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                                + (rq.length - 1) + " entries)", wr);
+                    }
+                    Sge[] sgl = wr.sgl();
+                    if (sgl.length > init.maxRecvSge) {
+                        throw new VerbsException(sgl.length + " SGEs exceed max_recv_sge " + init.maxRecvSge, wr);
+                    }
+                    RecvWqe r = rqSlot(rqPosted);
+                    long cap = 0;
+                    for (int i = 0; i < sgl.length; i++) {
+                        Sge s = sgl[i];
+                        MemoryRegion mr = device.keys().byLkey(s.lkey());
+                        if (mr == null || !mr.isRegistered()) {
+                            throw new VerbsException("SGE " + i + ": lkey 0x" + Integer.toHexString(s.lkey()) + " is not a registered region", wr);
+                        }
+                        if (mr.pd() != pd) throw new VerbsException("SGE " + i + ": region belongs to another protection domain", wr);
+                        if ((mr.access() & Access.LOCAL_WRITE) == 0) {
+                            throw new VerbsException("SGE " + i + ": a receive buffer needs LOCAL_WRITE access", wr);
+                        }
+                        if (!mr.contains(s.addr(), s.length())) {
+                            throw new VerbsException("SGE " + i + ": [0x" + Long.toHexString(s.addr()) + ", +" + s.length() + ") is outside " + mr, wr);
+                        }
+                        r.sgeMr[i] = mr;
+                        r.sgeAddr[i] = s.addr();
+                        r.sgeLen[i] = s.length();
+                        cap += s.length();
+                    }
+                    r.numSge = sgl.length;
+                    r.capacity = cap;
+                    r.wrId = wr.wrId();
+                    rqPosted++;
+                    posted++;
+                }
+            }
+        } finally {
+            if (posted > 0 && state == QpState.ERR) ringDoorbell(); // flushed at once
+        }
+    }
+
+    private void ringDoorbell() {
+        if (doorbellPending.compareAndSet(false, true)) {
+            device.transport().execute(doorbellTask);
+        }
+    }
+
+    private void doorbell() {
+        doorbellPending.set(false);
+        requester.run();
+        device.transport().flushLater();
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // completions (event loop)
+
+    void completeSend(SendWqe w, WcStatus status, int byteLen, int vendorErr) {
+        WcOpcode op = w.opcode.completionOpcode();
+        if (!sendCq.push(w.wrId, status, op, byteLen, 0, qpn, 0, vendorErr, false) && state != QpState.ERR) {
+            toError("send CQ overrun");
+        }
+    }
+
+    void completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
+        rqConsumed++;
+        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited) && state != QpState.ERR) {
+            toError("receive CQ overrun");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // state machine
+
+    /**
+     * Modifies the QP ({@code ibv_modify_qp}). The transition and its attributes are validated first: an
+     * illegal transition, a missing required attribute or one the transition does not take fails with a
+     * message naming it. The change itself is applied on the event loop.
+     */
+    public void modify(QpAttr attr) {
+        device.transport().call(() -> {
+            applyModify(attr);
+            return null;
+        });
+    }
+
+    private static final Set<QpAttr.Field> NONE = EnumSet.noneOf(QpAttr.Field.class);
+
+    private void applyModify(QpAttr a) {
+        QpState cur = state;
+        QpState next = a.has(STATE) ? a.state : cur;
+        Set<QpAttr.Field> required;
+        Set<QpAttr.Field> optional;
+        switch (cur + "->" + next) {
+            case "RESET->INIT" -> { required = EnumSet.of(PKEY_INDEX, PORT, ACCESS_FLAGS); optional = NONE; }
+            case "INIT->INIT" -> { required = NONE; optional = EnumSet.of(PKEY_INDEX, PORT, ACCESS_FLAGS); }
+            case "INIT->RTR" -> {
+                required = EnumSet.of(AV, PATH_MTU, DEST_QPN, RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER);
+                optional = EnumSet.of(ACCESS_FLAGS, PKEY_INDEX);
+            }
+            case "RTR->RTS" -> {
+                required = EnumSet.of(SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC);
+                optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER);
+            }
+            case "RTS->RTS", "SQE->RTS" -> { required = NONE; optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER); }
+            case "RTS->SQD" -> { required = NONE; optional = NONE; }
+            case "SQD->RTS" -> { required = NONE; optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER); }
+            case "SQD->SQD" -> {
+                required = NONE;
+                optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC);
+            }
+            default -> {
+                if (next == QpState.RESET || next == QpState.ERR) {
+                    required = NONE;
+                    optional = NONE;
+                } else {
+                    throw new VerbsException("illegal QP transition " + cur + " -> " + next + " for QP 0x" + Integer.toHexString(qpn));
+                }
+            }
+        }
+        EnumSet<QpAttr.Field> given = EnumSet.copyOf(a.mask().isEmpty() ? EnumSet.of(STATE) : a.mask());
+        given.remove(STATE);
+        EnumSet<QpAttr.Field> missing = EnumSet.copyOf(required);
+        missing.removeAll(given);
+        if (!missing.isEmpty()) {
+            throw new VerbsException(cur + " -> " + next + " needs attribute(s) " + missing);
+        }
+        EnumSet<QpAttr.Field> extra = EnumSet.copyOf(given);
+        extra.removeAll(required);
+        extra.removeAll(optional);
+        if (!extra.isEmpty()) {
+            throw new VerbsException(cur + " -> " + next + " does not take attribute(s) " + extra);
+        }
+        validateValues(a, given);
+        // all checks passed: apply
+        for (QpAttr.Field f : given) copyField(a, f);
+        switch (next) {
+            case RESET -> toReset();
+            case ERR -> toError("moved to ERR by modify");
+            case RTR -> {
+                if (cur == QpState.INIT) {
+                    responder.reset(attrs.rqPsn, attrs.maxDestRdAtomic);
+                }
+                state = QpState.RTR;
+            }
+            case RTS -> {
+                if (cur == QpState.RTR) {
+                    requester.reset(attrs.sqPsn, sqRetired);
+                    completer.reset(attrs.sqPsn);
+                }
+                state = QpState.RTS;
+                attrs.state = QpState.RTS;
+                requester.run();
+                device.transport().flushLater();
+            }
+            default -> state = next;
+        }
+        attrs.state = state;
+    }
+
+    private static void validateValues(QpAttr a, Set<QpAttr.Field> given) {
+        if (given.contains(DEST_QPN) && (a.destQpNum & ~0xFFFFFF) != 0) throw new VerbsException("dest_qp_num must be 24 bits: 0x" + Integer.toHexString(a.destQpNum));
+        if (given.contains(RQ_PSN) && (a.rqPsn & ~Psn.MASK) != 0) throw new VerbsException("rq_psn must be 24 bits: 0x" + Integer.toHexString(a.rqPsn));
+        if (given.contains(SQ_PSN) && (a.sqPsn & ~Psn.MASK) != 0) throw new VerbsException("sq_psn must be 24 bits: 0x" + Integer.toHexString(a.sqPsn));
+        if (given.contains(PATH_MTU) && a.pathMtu == null) throw new VerbsException("path_mtu must be one of 256, 512, 1024, 2048, 4096");
+        if (given.contains(AV) && (a.destAddress == null || a.destPort < 1 || a.destPort > 65535)) throw new VerbsException("the address vector needs a destination address and UDP port");
+        if (given.contains(AV) && !(a.destAddress instanceof java.net.Inet4Address)) throw new VerbsException("only IPv4 destinations are supported, not " + a.destAddress);
+        if (given.contains(TIMEOUT) && (a.timeout < 0 || a.timeout > 31)) throw new VerbsException("timeout must be 0..31, not " + a.timeout);
+        if (given.contains(RETRY_CNT) && (a.retryCnt < 0 || a.retryCnt > 7)) throw new VerbsException("retry_cnt must be 0..7, not " + a.retryCnt);
+        if (given.contains(RNR_RETRY) && (a.rnrRetry < 0 || a.rnrRetry > 7)) throw new VerbsException("rnr_retry must be 0..7, not " + a.rnrRetry);
+        if (given.contains(MIN_RNR_TIMER) && (a.minRnrTimer < 0 || a.minRnrTimer > 31)) throw new VerbsException("min_rnr_timer must be 0..31, not " + a.minRnrTimer);
+        if (given.contains(MAX_QP_RD_ATOMIC) && (a.maxRdAtomic < 0 || a.maxRdAtomic > MAX_RD_ATOMIC)) throw new VerbsException("max_rd_atomic must be 0.." + MAX_RD_ATOMIC + ", not " + a.maxRdAtomic);
+        if (given.contains(MAX_DEST_RD_ATOMIC) && (a.maxDestRdAtomic < 0 || a.maxDestRdAtomic > MAX_RD_ATOMIC)) throw new VerbsException("max_dest_rd_atomic must be 0.." + MAX_RD_ATOMIC + ", not " + a.maxDestRdAtomic);
+        if (given.contains(ACCESS_FLAGS) && (a.accessFlags & ~Access.ALL) != 0) throw new VerbsException("unknown access flag bits 0x" + Integer.toHexString(a.accessFlags & ~Access.ALL));
+        if (given.contains(PKEY_INDEX) && a.pkeyIndex != 0) throw new VerbsException("the P_Key table has one entry (index 0, P_Key 0xFFFF)");
+        if (given.contains(PORT) && a.port != 1) throw new VerbsException("the device has one port, number 1");
+    }
+
+    private void copyField(QpAttr a, QpAttr.Field f) {
+        switch (f) {
+            case ACCESS_FLAGS -> { attrs.accessFlags(a.accessFlags); accessFlags = a.accessFlags; }
+            case PKEY_INDEX -> attrs.pkeyIndex(a.pkeyIndex);
+            case PORT -> attrs.port(a.port);
+            case PATH_MTU -> { attrs.pathMtu(a.pathMtu); mtu = a.pathMtu.bytes(); }
+            case DEST_QPN -> { attrs.destQpNum(a.destQpNum); destQpn = a.destQpNum; }
+            case AV -> {
+                attrs.dest(a.destAddress, a.destPort);
+                destAddress = a.destAddress;
+                destPort = a.destPort;
+                destSocket = new java.net.InetSocketAddress(a.destAddress, a.destPort);
+                byte[] b = a.destAddress.getAddress();
+                destAddressInt = (b[0] & 0xFF) << 24 | (b[1] & 0xFF) << 16 | (b[2] & 0xFF) << 8 | (b[3] & 0xFF);
+            }
+            case RQ_PSN -> attrs.rqPsn(a.rqPsn);
+            case SQ_PSN -> attrs.sqPsn(a.sqPsn);
+            case MAX_DEST_RD_ATOMIC -> { attrs.maxDestRdAtomic(a.maxDestRdAtomic); maxDestRdAtomic = a.maxDestRdAtomic; }
+            case MAX_QP_RD_ATOMIC -> { attrs.maxRdAtomic(a.maxRdAtomic); maxRdAtomic = a.maxRdAtomic; }
+            case MIN_RNR_TIMER -> { attrs.minRnrTimer(a.minRnrTimer); minRnrTimer = a.minRnrTimer; }
+            case TIMEOUT -> {
+                attrs.timeout(a.timeout);
+                timeout = a.timeout;
+                // IBA 9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 means no timer
+                timeoutNanos = a.timeout == 0 ? 0 : 4096L << a.timeout;
+            }
+            case RETRY_CNT -> { attrs.retryCnt(a.retryCnt); retryCnt = a.retryCnt; }
+            case RNR_RETRY -> { attrs.rnrRetry(a.rnrRetry); rnrRetry = a.rnrRetry; }
+            default -> { }
+        }
+    }
+
+    /** The live attributes ({@code ibv_query_qp}), including the current PSNs. */
+    public QpAttr query() {
+        return device.transport().call(() -> {
+            QpAttr q = new QpAttr();
+            q.state(state).accessFlags(attrs.accessFlags).pkeyIndex(attrs.pkeyIndex).port(attrs.port)
+                    .pathMtu(attrs.pathMtu).destQpNum(attrs.destQpNum)
+                    .maxDestRdAtomic(attrs.maxDestRdAtomic).maxRdAtomic(attrs.maxRdAtomic)
+                    .minRnrTimer(attrs.minRnrTimer).timeout(attrs.timeout).retryCnt(attrs.retryCnt).rnrRetry(attrs.rnrRetry);
+            if (attrs.destAddress != null) q.dest(attrs.destAddress, attrs.destPort);
+            q.rqPsn(state == QpState.RESET || state == QpState.INIT ? attrs.rqPsn : responder.ePsn);
+            q.sqPsn(state == QpState.RTS || state == QpState.SQD || state == QpState.ERR ? requester.sqPsn : attrs.sqPsn);
+            return q;
+        });
+    }
+
+    /** Counters of this QP, read on the event loop. */
+    public QpCounters counters() {
+        return device.transport().call(counters::copy);
+    }
+
+    /** One line of live state for a 'stats' view: state, PSNs, outstanding WRs, retransmissions. */
+    public String describe() {
+        return device.transport().call(() -> String.format(
+                "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d rq %d/%d retries %d timeouts %d%s",
+                qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
+                sqPosted - sqRetired, sq.length, rqPosted - rqConsumed, rq.length - 1, counters.retries, counters.timeouts,
+                errorReason == null ? "" : " error: " + errorReason));
+    }
+
+    private void toReset() {
+        state = QpState.RESET;
+        // RESET discards every WQE without completions (IBA 10.3.1)
+        synchronized (sqLock) {
+            sqRetired = sqPosted;
+        }
+        synchronized (rqLock) {
+            rqConsumed = rqPosted;
+            rqFlushed = rqPosted;
+        }
+        completer.retransmitAt = 0;
+        requester.rnrWaiting = false;
+        errorReason = null;
+    }
+
+    /** Moves to ERR and flushes both queues (event loop). */
+    void toError(String reason) {
+        if (state != QpState.ERR) {
+            errorReason = reason;
+            state = QpState.ERR;
+            attrs.state = QpState.ERR;
+            completer.retransmitAt = 0;
+            requester.rnrWaiting = false;
+            device.asyncEvent(AsyncEvent.QP_FATAL, null, this, reason);
+        }
+        flushIfError();
+    }
+
+    /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (CQE-generation seed). */
+    void flushIfError() {
+        if (state != QpState.ERR) return;
+        while (sqRetired != sqPosted) {
+            SendWqe w = sqSlot(sqRetired);
+            sendCq.push(w.wrId, WcStatus.WR_FLUSH_ERR, w.opcode.completionOpcode(), 0, 0, qpn, 0, 0, false);
+            sqRetired++;
+        }
+        requester.sqNext = sqRetired;
+        while (rqConsumed != rqPosted) {
+            RecvWqe r = rqSlot(rqConsumed);
+            recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, qpn, 0, 0, false);
+            rqConsumed++;
+        }
+    }
+
+    /** Destroys the QP: it leaves the device's QP table and its queues are discarded. */
+    public void destroy() {
+        device.transport().call(() -> {
+            if (state != QpState.RESET) toReset();
+            device.removeQp(this);
+            return null;
+        });
+    }
+
+    @Override
+    public String toString() {
+        return "QP 0x" + Integer.toHexString(qpn) + " (" + state + ")";
+    }
+}

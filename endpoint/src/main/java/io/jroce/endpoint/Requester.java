@@ -1,0 +1,214 @@
+package io.jroce.endpoint;
+
+import io.jroce.wire.Opcode;
+import io.jroce.wire.Psn;
+import io.jroce.wire.RoceV2;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * The requester: takes posted send WQEs in order, assigns PSNs, cuts each message into path-MTU packets
+ * and transmits them, within the window of unacknowledged PSNs and the {@code max_rd_atomic} limit.
+ *
+ * <p>Retransmission rewinds the WQE cursor to the PSN to resend from and rebuilds the packets from the
+ * registered memory (as rdma_rxe does), instead of holding copies: the verbs contract already forbids the
+ * application to touch a buffer until its WR completes, and it keeps the replay state to a few integers
+ * per WQE however large the window.
+ */
+final class Requester {
+    /** rdma_rxe's RXE_MAX_PKT_PER_ACK: ask for an ACK at least this often inside long messages. */
+    static final int MAX_PKTS_PER_ACK = 64;
+
+    private final QueuePair qp;
+    private final Transport tx;
+    /** Index of the next WQE to (re)transmit. */
+    long sqNext;
+    /** PSN for the next new WQE. */
+    int sqPsn;
+    /** READ/atomic WQEs started but not complete. */
+    int rdAtomicOutstanding;
+    private int noAckPkts;
+    /** RNR back-off: no transmission before this time. */
+    long rnrUntil;
+    boolean rnrWaiting;
+
+    Requester(QueuePair qp, Transport tx) {
+        this.qp = qp;
+        this.tx = tx;
+    }
+
+    void reset(int startPsn, long sqIndex) {
+        sqNext = sqIndex;
+        sqPsn = startPsn;
+        rdAtomicOutstanding = 0;
+        noAckPkts = 0;
+        rnrWaiting = false;
+    }
+
+    /** Transmits whatever the window, the rd_atomic limit and fences allow. Event loop only. */
+    void run() {
+        QpState st = qp.state;
+        if (st == QpState.ERR) {
+            qp.flushIfError();
+            return;
+        }
+        if ((st != QpState.RTS && st != QpState.SQD) || rnrWaiting) return;
+        Completer comp = qp.completer;
+        while (sqNext != qp.sqPosted) {
+            SendWqe w = qp.sqSlot(sqNext);
+            if (!w.started) {
+                if (st == QpState.SQD) break; // draining: nothing new starts
+                // IBA 10.8.3.3: a fenced WR waits for every earlier READ and atomic to complete
+                if ((w.flags & SendFlags.FENCE) != 0 && rdAtomicOutstanding > 0) break;
+                if (w.opcode.isReadOrAtomic() && rdAtomicOutstanding >= qp.maxRdAtomic) break;
+                if (windowFull(comp, sqPsn)) break;
+                start(w);
+            }
+            if (!transmit(w, comp)) break;
+            sqNext++;
+        }
+    }
+
+    private boolean windowFull(Completer comp, int psn) {
+        return Psn.distance(comp.unackedPsn, psn) >= tx.maxUnackedPsns() && comp.hasOutstanding();
+    }
+
+    private void start(SendWqe w) {
+        int mtu = qp.mtu;
+        w.started = true;
+        w.firstPsn = sqPsn;
+        w.npkts = w.opcode.isAtomic() ? 1 : Math.max(1, (int) ((w.length + (long) mtu - 1) / mtu));
+        w.lastPsn = Psn.add(sqPsn, w.npkts - 1);
+        w.nextPkt = 0;
+        w.respPkts = 0;
+        sqPsn = Psn.add(sqPsn, w.npkts);
+        if (w.opcode.isReadOrAtomic()) rdAtomicOutstanding++;
+    }
+
+    /** Sends the WQE's remaining packets; false if the window closed part-way. */
+    private boolean transmit(SendWqe w, Completer comp) {
+        if (w.opcode.isReadOrAtomic()) {
+            if (w.nextPkt == 0) {
+                if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
+                else sendAtomic(w);
+                w.nextPkt = 1;
+                comp.packetSent();
+            }
+            return true;
+        }
+        while (w.nextPkt < w.npkts) {
+            int psn = Psn.add(w.firstPsn, w.nextPkt);
+            if (w.nextPkt > 0 && windowFull(comp, psn)) return false;
+            sendDataPacket(w, w.nextPkt, psn);
+            w.nextPkt++;
+            comp.packetSent();
+        }
+        return true;
+    }
+
+    private void sendDataPacket(SendWqe w, int pkt, int psn) {
+        int mtu = qp.mtu;
+        boolean first = pkt == 0;
+        boolean last = pkt == w.npkts - 1;
+        long offset = (long) pkt * mtu;
+        int payload = (int) Math.min(mtu, w.length - offset);
+        Opcode op;
+        boolean write = w.opcode.isWrite();
+        if (write) {
+            op = Opcode.rcWrite(first, last, w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
+        } else {
+            op = Opcode.rcSend(first, last, w.opcode == WrOpcode.SEND_WITH_IMM, w.opcode == WrOpcode.SEND_WITH_INV);
+        }
+        boolean ackReq = last || ++noAckPkts >= MAX_PKTS_PER_ACK;
+        if (ackReq) noAckPkts = 0;
+        boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
+        int pad = RoceV2.padFor(payload);
+        ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);
+        tx.bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+        if (op.hasReth()) tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
+        if (op.hasImmDt()) tx.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
+        if (op.hasIeth()) tx.ieth.wrap(b, op.iethOffset()).rkey(w.invalidateRkey);
+        b.writerIndex(op.headerLength());
+        gather(w, offset, payload, b);
+        b.writeZero(pad + RoceV2.ICRC_LENGTH);
+        tx.send(qp, b);
+    }
+
+    /** A READ request resumes after the responses already accepted (IBA 9.7.4.1.4, rxe req_retry). */
+    private void sendReadRequest(SendWqe w) {
+        long done = (long) w.respPkts * qp.mtu;
+        int psn = Psn.add(w.firstPsn, w.respPkts);
+        Opcode op = Opcode.RC_RDMA_READ_REQUEST;
+        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
+        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, true, psn);
+        tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) (w.length - done));
+        b.writerIndex(op.headerLength());
+        b.writeZero(RoceV2.ICRC_LENGTH);
+        tx.send(qp, b);
+    }
+
+    private void sendAtomic(SendWqe w) {
+        Opcode op = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD;
+        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
+        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, true, w.firstPsn);
+        if (op == Opcode.RC_COMPARE_SWAP) {
+            tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.swap, w.compareAdd);
+        } else {
+            // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero (doc §c)
+            tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.compareAdd, 0);
+        }
+        b.writerIndex(op.headerLength());
+        b.writeZero(RoceV2.ICRC_LENGTH);
+        tx.send(qp, b);
+    }
+
+    /** Copies {@code len} bytes at message offset {@code off} from the WQE's gather list into {@code out}. */
+    private static void gather(SendWqe w, long off, int len, ByteBuf out) {
+        if (len == 0) return;
+        if (w.inline != null) {
+            out.writeBytes(w.inline, (int) off, len);
+            return;
+        }
+        int i = 0;
+        long skip = off;
+        while (i < w.numSge && skip >= w.sgeLen[i]) {
+            skip -= w.sgeLen[i];
+            i++;
+        }
+        while (len > 0) {
+            int n = (int) Math.min(len, w.sgeLen[i] - skip);
+            MemoryRegion mr = w.sgeMr[i];
+            out.writeBytes(mr.mem(), mr.offsetOf(w.sgeAddr[i]) + (int) skip, n);
+            len -= n;
+            skip = 0;
+            i++;
+        }
+    }
+
+    /**
+     * Go-Back-N: the next transmission is the packet with {@code psn}; everything after it is sent again.
+     * Returns false if no unretired WQE holds that PSN.
+     */
+    boolean rewind(int psn) {
+        for (long i = qp.sqRetired; i != sqNext + 1 && i != qp.sqPosted; i++) {
+            SendWqe w = qp.sqSlot(i);
+            if (!w.started) break;
+            if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, w.lastPsn) <= 0) {
+                if (w.opcode.isReadOrAtomic()) {
+                    w.nextPkt = 0; // resent from respPkts (READ) or whole (atomic)
+                } else {
+                    w.nextPkt = Psn.distance(w.firstPsn, psn);
+                }
+                for (long j = i + 1; j != sqNext + 1 && j != qp.sqPosted; j++) {
+                    SendWqe later = qp.sqSlot(j);
+                    if (!later.started) break;
+                    later.nextPkt = 0;
+                    later.respPkts = 0;
+                }
+                sqNext = i;
+                noAckPkts = 0;
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,476 @@
+package io.jroce.endpoint;
+
+import io.jroce.wire.Aeth;
+import io.jroce.wire.Opcode;
+import io.jroce.wire.Operation;
+import io.jroce.wire.Psn;
+import io.jroce.wire.RoceV2;
+import io.jroce.wire.RocePacket;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * The responder: checks each request's PSN and opcode sequence, executes SEND, WRITE, READ and atomics
+ * against the receive queue and registered memory, answers with ACKs, READ responses and atomic ACKs,
+ * and NAKs what the spec says to NAK (rdma_rxe rxe_resp.c; IBA 9.7.5 and 9.9.3).
+ */
+final class Responder {
+    private static final int READ_PACKETS_PER_PASS = 32;
+    private static final long MAX_DMA_LENGTH = 1L << 31;
+
+    private final QueuePair qp;
+    private final Transport tx;
+    int ePsn;
+    int msn;
+    private boolean seqNakSent;
+    /** The message in progress: 0 none, else SEND or WRITE, waiting for MIDDLE/LAST. */
+    private Operation inProgress;
+    private long recvOffset;
+    private MemoryRegion writeMr;
+    private long writeVa;
+    private long writeRemaining;
+    private long writeTotal;
+    private ReadResource[] resources = new ReadResource[0];
+    private int nextResource;
+    private boolean pumpScheduled;
+
+    Responder(QueuePair qp, Transport tx) {
+        this.qp = qp;
+        this.tx = tx;
+    }
+
+    void reset(int rqPsn, int maxDestRdAtomic) {
+        ePsn = rqPsn;
+        msn = 0;
+        seqNakSent = false;
+        inProgress = null;
+        writeMr = null;
+        int n = Math.max(1, maxDestRdAtomic);
+        resources = new ReadResource[n];
+        for (int i = 0; i < n; i++) resources[i] = new ReadResource();
+        nextResource = 0;
+    }
+
+    void onRequest(RocePacket p) {
+        QpState st = qp.state;
+        if (st != QpState.RTR && st != QpState.RTS && st != QpState.SQD && st != QpState.SQE) {
+            tx.counters().drop(DropReason.QP_STATE);
+            return;
+        }
+        int psn = p.psn();
+        int cmp = Psn.compare(psn, ePsn);
+        if (cmp > 0) {
+            // IBA 9.7.5.1.2: one PSN sequence error NAK per gap, carrying the expected PSN
+            qp.counters.outOfOrder++;
+            if (!seqNakSent) {
+                seqNakSent = true;
+                qp.counters.seqNaksSent++;
+                sendAck(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), ePsn);
+            }
+            return;
+        }
+        if (cmp < 0) {
+            duplicate(p, psn);
+            return;
+        }
+        seqNakSent = false;
+        Opcode op = p.opcode();
+        Operation kind = op.operation();
+        // opcode sequence (IBA 9.7.5.1.4): a MIDDLE/LAST needs its FIRST, a new message may not interrupt one
+        if (inProgress != null ? (kind != inProgress || op.startsMessage()) : !op.startsMessage()) {
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "opcode " + op + " out of sequence");
+            return;
+        }
+        if (!checkAccessAndLength(p, op, kind, psn)) return;
+        switch (kind) {
+            case SEND -> executeSend(p, op, psn);
+            case RDMA_WRITE -> executeWrite(p, op, psn);
+            case RDMA_READ_REQUEST -> executeRead(p, psn);
+            case COMPARE_SWAP, FETCH_ADD -> executeAtomic(p, op, psn);
+            default -> nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "opcode " + op + " is not a request");
+        }
+    }
+
+    private boolean checkAccessAndLength(RocePacket p, Opcode op, Operation kind, int psn) {
+        int need = switch (kind) {
+            case RDMA_WRITE -> Access.REMOTE_WRITE;
+            case RDMA_READ_REQUEST -> Access.REMOTE_READ;
+            case COMPARE_SWAP, FETCH_ADD -> Access.REMOTE_ATOMIC;
+            default -> 0;
+        };
+        if ((qp.accessFlags & need) != need) {
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, op + " but the QP lacks " + Access.toString(need));
+            return false;
+        }
+        if (kind == Operation.RDMA_READ_REQUEST || kind == Operation.COMPARE_SWAP
+                || kind == Operation.FETCH_ADD) {
+            if (qp.maxDestRdAtomic == 0) {
+                nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, op + " with max_dest_rd_atomic 0");
+                return false;
+            }
+            return true;
+        }
+        int len = p.payloadLength();
+        int mtu = qp.mtu;
+        // rxe check_length: FIRST/MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU
+        boolean ok = switch (op.position()) {
+            case FIRST, MIDDLE -> len == mtu;
+            case LAST -> len >= 1 && len <= mtu;
+            case ONLY -> len <= mtu;
+        };
+        if (!ok) {
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, op + " with payload " + len + " at MTU " + mtu);
+        }
+        return ok;
+    }
+
+    private void executeSend(RocePacket p, Opcode op, int psn) {
+        if (op.startsMessage()) {
+            if (qp.rqConsumed == qp.rqPosted) {
+                rnrNak(psn);
+                return;
+            }
+            recvOffset = 0;
+        }
+        RecvWqe r = qp.rqSlot(qp.rqConsumed);
+        int len = p.payloadLength();
+        if (recvOffset + len > r.capacity) {
+            // the receive buffer is too short: local length error here, invalid request for the requester
+            qp.completeRecv(r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, false);
+            inProgress = null;
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND longer than the receive buffer");
+            return;
+        }
+        if (!scatter(r, recvOffset, p.buffer(), p.payloadOffset(), len)) {
+            qp.completeRecv(r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, false);
+            inProgress = null;
+            nakAndFail(Aeth.NakCode.REMOTE_OPERATIONAL_ERROR, psn, "receive buffer was deregistered");
+            return;
+        }
+        recvOffset += len;
+        advance(psn);
+        if (!op.endsMessage()) {
+            inProgress = Operation.SEND;
+            ackIfAsked(p, psn);
+            return;
+        }
+        inProgress = null;
+        int flags = 0;
+        int immInv = 0;
+        if (op.hasImmDt()) {
+            flags = WorkCompletion.WITH_IMM;
+            immInv = p.immDt().imm();
+        } else if (op.hasIeth()) {
+            int rkey = p.ieth().rkey();
+            MemoryRegion target = tx.keys().byRkey(rkey);
+            if (target == null || target.pd() != qp.pd() || !target.rkeyUsable()) {
+                qp.completeRecv(r, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, 0, 0, false);
+                nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND_WITH_INV names unknown rkey 0x" + Integer.toHexString(rkey));
+                return;
+            }
+            target.invalidateRkey();
+            flags = WorkCompletion.WITH_INV;
+            immInv = rkey;
+        }
+        msn = (msn + 1) & Aeth.MSN_MASK;
+        qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, immInv, flags, p.se());
+        ackIfAsked(p, psn);
+    }
+
+    private void executeWrite(RocePacket p, Opcode op, int psn) {
+        if (op.startsMessage()) {
+            long va = p.reth().va();
+            int rkey = p.reth().rkey();
+            long dmaLen = p.reth().dmaLengthUnsigned();
+            MemoryRegion mr = tx.keys().byRkey(rkey);
+            if (dmaLen > MAX_DMA_LENGTH || !remoteOk(mr, va, dmaLen, Access.REMOTE_WRITE)) {
+                nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA WRITE to rkey 0x" + Integer.toHexString(rkey)
+                        + " va 0x" + Long.toHexString(va) + " len " + dmaLen + " is outside a writable region");
+                return;
+            }
+            writeMr = mr;
+            writeVa = va;
+            writeRemaining = dmaLen;
+            writeTotal = dmaLen;
+        }
+        boolean withImm = op.hasImmDt();
+        if (withImm && qp.rqConsumed == qp.rqPosted) {
+            rnrNak(psn); // checked before any byte of this packet lands
+            return;
+        }
+        int len = p.payloadLength();
+        if (len > writeRemaining || (op.endsMessage() && len != writeRemaining)) {
+            inProgress = null;
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "RDMA WRITE payload does not add up to its DMA length");
+            return;
+        }
+        if (len > 0) {
+            if (!writeMr.rkeyUsable()) {
+                inProgress = null;
+                nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA WRITE region was deregistered");
+                return;
+            }
+            writeMr.mem().setBytes(writeMr.offsetOf(writeVa), p.buffer(), p.payloadOffset(), len);
+            writeVa += len;
+            writeRemaining -= len;
+        }
+        advance(psn);
+        if (!op.endsMessage()) {
+            inProgress = Operation.RDMA_WRITE;
+            ackIfAsked(p, psn);
+            return;
+        }
+        inProgress = null;
+        msn = (msn + 1) & Aeth.MSN_MASK;
+        if (withImm) {
+            RecvWqe r = qp.rqSlot(qp.rqConsumed);
+            qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeTotal, p.immDt().imm(),
+                    WorkCompletion.WITH_IMM, p.se());
+        }
+        ackIfAsked(p, psn);
+    }
+
+    private boolean remoteOk(MemoryRegion mr, long va, long len, int access) {
+        return mr != null && mr.pd() == qp.pd() && mr.rkeyUsable() && (mr.access() & access) == access
+                && mr.contains(va, len);
+    }
+
+    private void executeRead(RocePacket p, int psn) {
+        long va = p.reth().va();
+        int rkey = p.reth().rkey();
+        long len = p.reth().dmaLengthUnsigned();
+        MemoryRegion mr = tx.keys().byRkey(rkey);
+        if (len > MAX_DMA_LENGTH || !remoteOk(mr, va, len, Access.REMOTE_READ)) {
+            nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA READ from rkey 0x" + Integer.toHexString(rkey)
+                    + " va 0x" + Long.toHexString(va) + " len " + len + " is outside a readable region");
+            return;
+        }
+        // QP-context rule: more READ/atomic requests in progress than max_dest_rd_atomic is an access error.
+        // A READ is in progress here while its responses are still being sent.
+        if (streamingCount() >= qp.maxDestRdAtomic) {
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "more than max_dest_rd_atomic=" + qp.maxDestRdAtomic
+                    + " READ/atomic requests outstanding");
+            return;
+        }
+        int n = Math.max(1, (int) ((len + qp.mtu - 1) / qp.mtu));
+        ReadResource r = allocResource();
+        r.atomic = false;
+        r.valid = true;
+        r.firstPsn = psn;
+        r.lastPsn = Psn.add(psn, n - 1);
+        r.va = va;
+        r.rkey = rkey;
+        r.length = len;
+        r.mr = mr;
+        msn = (msn + 1) & Aeth.MSN_MASK; // C9-148: counted when the READ is accepted
+        ePsn = Psn.add(psn, n);
+        startStream(r, psn, va, len);
+    }
+
+    private int streamingCount() {
+        int c = 0;
+        for (ReadResource r : resources) if (r.valid && r.streaming) c++;
+        return c;
+    }
+
+    private ReadResource allocResource() {
+        ReadResource r = resources[nextResource];
+        nextResource = (nextResource + 1) % resources.length;
+        r.streaming = false;
+        return r;
+    }
+
+    private void startStream(ReadResource r, int psn, long va, long len) {
+        r.streaming = true;
+        r.nextPsn = psn;
+        r.nextVa = va;
+        r.remaining = len;
+        r.firstOfStream = true;
+        pumpReads();
+    }
+
+    /** Sends READ responses, a bounded number per event-loop pass so other QPs are not starved. */
+    void pumpReads() {
+        pumpScheduled = false;
+        int budget = READ_PACKETS_PER_PASS;
+        while (budget > 0) {
+            ReadResource r = oldestStreaming();
+            if (r == null) return;
+            while (budget > 0 && r.streaming) {
+                sendReadResponse(r);
+                budget--;
+            }
+        }
+        if (oldestStreaming() != null && !pumpScheduled) {
+            pumpScheduled = true;
+            tx.later(this::pumpReads);
+        }
+    }
+
+    private ReadResource oldestStreaming() {
+        ReadResource best = null;
+        for (ReadResource r : resources) {
+            if (r.valid && r.streaming && (best == null || Psn.compare(r.nextPsn, best.nextPsn) < 0)) best = r;
+        }
+        return best;
+    }
+
+    private void sendReadResponse(ReadResource r) {
+        if (qp.state == QpState.ERR || qp.state == QpState.RESET) {
+            r.streaming = false;
+            return;
+        }
+        int mtu = qp.mtu;
+        int payload = (int) Math.min(mtu, r.remaining);
+        boolean first = r.firstOfStream && r.nextPsn == r.firstPsn;
+        boolean last = r.remaining <= mtu;
+        Opcode op = Opcode.rcReadResponse(first, last);
+        int pad = RoceV2.padFor(payload);
+        ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);
+        tx.bth.wrap(b, 0).write(op.code(), false, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, false, r.nextPsn);
+        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
+        b.writerIndex(op.headerLength());
+        if (payload > 0) {
+            if (!r.mr.rkeyUsable()) {
+                b.release();
+                r.streaming = false;
+                nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, r.nextPsn, "READ region was deregistered");
+                return;
+            }
+            b.writeBytes(r.mr.mem(), r.mr.offsetOf(r.nextVa), payload);
+        }
+        b.writeZero(pad + RoceV2.ICRC_LENGTH);
+        tx.send(qp, b);
+        r.firstOfStream = false;
+        r.nextPsn = Psn.next(r.nextPsn);
+        r.nextVa += payload;
+        r.remaining -= payload;
+        if (last) r.streaming = false;
+    }
+
+    private void executeAtomic(RocePacket p, Opcode op, int psn) {
+        long va = p.atomicEth().va();
+        int rkey = p.atomicEth().rkey();
+        MemoryRegion mr = tx.keys().byRkey(rkey);
+        if ((va & 7) != 0) {
+            // rxe RESPST_ERR_MISALIGNED_ATOMIC: invalid request
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "atomic at misaligned va 0x" + Long.toHexString(va));
+            return;
+        }
+        if (!remoteOk(mr, va, 8, Access.REMOTE_ATOMIC)) {
+            nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "atomic at rkey 0x" + Integer.toHexString(rkey)
+                    + " va 0x" + Long.toHexString(va) + " is outside an atomic-enabled region");
+            return;
+        }
+        if (streamingCount() >= qp.maxDestRdAtomic) {
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "more than max_dest_rd_atomic READ/atomic requests outstanding");
+            return;
+        }
+        int off = mr.offsetOf(va);
+        long original = op == Opcode.RC_COMPARE_SWAP
+                ? mr.compareAndSwap(off, p.atomicEth().compare(), p.atomicEth().swapAdd())
+                : mr.fetchAndAdd(off, p.atomicEth().swapAdd());
+        msn = (msn + 1) & Aeth.MSN_MASK;
+        ReadResource r = allocResource();
+        r.atomic = true;
+        r.valid = true;
+        r.firstPsn = psn;
+        r.lastPsn = psn;
+        r.original = original;
+        r.msn = msn;
+        ePsn = Psn.next(psn);
+        sendAtomicAck(psn, original, msn);
+    }
+
+    private void sendAtomicAck(int psn, long original, int ackMsn) {
+        Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
+        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
+        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, false, psn);
+        tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, ackMsn);
+        tx.atomicAckEth.wrap(b, op.atomicAckEthOffset()).originalData(original);
+        b.writerIndex(op.headerLength());
+        b.writeZero(RoceV2.ICRC_LENGTH);
+        tx.send(qp, b);
+    }
+
+    /** IBA 9.7.5.1.2 / rxe duplicate_request: re-ACK, re-read, or replay the saved atomic result. */
+    private void duplicate(RocePacket p, int psn) {
+        qp.counters.duplicatesSeen++;
+        Opcode op = p.opcode();
+        switch (op.operation()) {
+            case RDMA_READ_REQUEST -> {
+                long va = p.reth().va();
+                long len = p.reth().dmaLengthUnsigned();
+                for (ReadResource r : resources) {
+                    if (!r.valid || r.atomic) continue;
+                    if (Psn.compare(psn, r.firstPsn) < 0 || Psn.compare(psn, r.lastPsn) > 0) continue;
+                    // the retry must ask for the same bytes or a tail of them, under the same key
+                    if (p.reth().rkey() != r.rkey || va < r.va || va + len > r.va + r.length) break;
+                    if (!r.mr.rkeyUsable()) break;
+                    startStream(r, psn, va, len);
+                    return;
+                }
+                tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
+            }
+            case COMPARE_SWAP, FETCH_ADD -> {
+                for (ReadResource r : resources) {
+                    if (r.valid && r.atomic && r.firstPsn == psn) {
+                        sendAtomicAck(psn, r.original, r.msn); // never executed twice
+                        return;
+                    }
+                }
+                tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
+            }
+            default -> sendAck(Aeth.ACK_UNLIMITED, Psn.add(ePsn, -1)); // C9-105: ack the last PSN accepted
+        }
+    }
+
+    private void advance(int psn) {
+        ePsn = Psn.next(psn);
+    }
+
+    private void ackIfAsked(RocePacket p, int psn) {
+        if (p.ackReq()) sendAck(Aeth.ACK_UNLIMITED, psn);
+    }
+
+    private void rnrNak(int psn) {
+        qp.counters.rnrNaksSent++;
+        sendAck(Aeth.rnrNak(qp.minRnrTimer), psn);
+    }
+
+    void sendAck(int syndrome, int psn) {
+        Opcode op = Opcode.RC_ACKNOWLEDGE;
+        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
+        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, false, psn);
+        tx.aeth.wrap(b, op.aethOffset()).write(syndrome, msn);
+        b.writerIndex(op.headerLength());
+        b.writeZero(RoceV2.ICRC_LENGTH);
+        tx.send(qp, b);
+    }
+
+    private void nakAndFail(Aeth.NakCode code, int psn, String why) {
+        qp.counters.naksSent++;
+        sendAck(Aeth.nak(code), psn);
+        qp.toError("responder: " + why + " (NAK " + code + ")");
+    }
+
+    /** Scatters payload into a receive WQE's SGEs at message offset {@code off}; false if a region is gone. */
+    private static boolean scatter(RecvWqe r, long off, ByteBuf src, int srcIdx, int len) {
+        int i = 0;
+        long skip = off;
+        while (i < r.numSge && skip >= r.sgeLen[i]) {
+            skip -= r.sgeLen[i];
+            i++;
+        }
+        int done = 0;
+        while (done < len) {
+            MemoryRegion mr = r.sgeMr[i];
+            if (!mr.isRegistered()) return false;
+            int n = (int) Math.min(len - done, r.sgeLen[i] - skip);
+            mr.mem().setBytes(mr.offsetOf(r.sgeAddr[i]) + (int) skip, src, srcIdx + done, n);
+            done += n;
+            skip = 0;
+            i++;
+        }
+        return true;
+    }
+}

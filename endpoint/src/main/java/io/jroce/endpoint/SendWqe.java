@@ -1,0 +1,51 @@
+package io.jroce.endpoint;
+
+/**
+ * One send queue slot: the work request as copied at post time (SGEs resolved to regions, inline bytes
+ * copied), plus the requester's and completer's progress on it. Slots are allocated once with the queue.
+ */
+final class SendWqe {
+    long wrId;
+    WrOpcode opcode;
+    int flags;
+    boolean signaled;
+    int numSge;
+    final MemoryRegion[] sgeMr;
+    final long[] sgeAddr;
+    final int[] sgeLen;
+    byte[] inline;      // non-null when INLINE: the payload copied at post time
+    int length;         // total message length in bytes
+    long remoteAddr;
+    int rkey;
+    int immData;
+    int invalidateRkey;
+    long compareAdd;
+    long swap;
+
+    // requester progress
+    boolean started;    // PSNs assigned
+    int firstPsn;
+    int lastPsn;
+    int npkts;          // PSNs this message uses
+    int nextPkt;        // next packet index to transmit
+    // completer progress
+    int respPkts;       // READ response packets accepted
+    boolean done;
+
+    SendWqe(int maxSge) {
+        sgeMr = new MemoryRegion[maxSge];
+        sgeAddr = new long[maxSge];
+        sgeLen = new int[maxSge];
+    }
+
+    boolean fullySent() {
+        return started && nextPkt >= (opcode.isReadOrAtomic() ? 1 : npkts);
+    }
+
+    void resetProgress() {
+        started = false;
+        nextPkt = 0;
+        respPkts = 0;
+        done = false;
+    }
+}

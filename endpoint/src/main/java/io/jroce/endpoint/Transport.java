@@ -1,0 +1,316 @@
+package io.jroce.endpoint;
+
+import io.jroce.wire.AethView;
+import io.jroce.wire.AtomicAckEthView;
+import io.jroce.wire.AtomicEthView;
+import io.jroce.wire.BthView;
+import io.jroce.wire.Icrc;
+import io.jroce.wire.IethView;
+import io.jroce.wire.ImmDtView;
+import io.jroce.wire.Opcode;
+import io.jroce.wire.Problem;
+import io.jroce.wire.RethView;
+import io.jroce.wire.RocePacket;
+import io.jroce.wire.pcap.PcapWriter;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoop;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.unix.IntegerUnixChannelOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The device's UDP transport and event loop. One event loop owns the socket and every QP of the device:
+ * it reads datagrams in batches ({@code recvmmsg}), checks the ICRC, decodes, and dispatches by
+ * destination QP; the packets produced in one pass are written without flushing and flushed together
+ * ({@code sendmmsg}).
+ *
+ * <p>The socket is unconnected with {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4
+ * ID 0 and DF on every datagram and the ICRC computed here for ID 0 is what is on the wire (wire doc §f.3).
+ */
+final class Transport {
+    private static final Logger log = LoggerFactory.getLogger(Transport.class);
+    /** Receive slot per datagram: the largest RoCE packet (4096 payload + 32 header + 4 ICRC) fits with room. */
+    static final int SLOT = 4200;
+    static final int BATCH = 64;
+    private static final IntegerUnixChannelOption IP_MTU_DISCOVER = new IntegerUnixChannelOption("IP_MTU_DISCOVER", 0, 10);
+    private static final int IP_PMTUDISC_DO = 2;
+
+    private final Device device;
+    private final DeviceConfig config;
+    private final MultiThreadIoEventLoopGroup group;
+    private final Channel channel;
+    private final EventLoop loop;
+    private final boolean epoll;
+    private final int localAddr;
+    private final int localPort;
+    private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    private final DeviceCounters counters = new DeviceCounters();
+    private final Timers timers;
+    private final PcapWriter pcap;
+
+    // event-loop-only scratch: one of each flyweight, no object per packet
+    final BthView bth = new BthView();
+    final RethView reth = new RethView();
+    final AethView aeth = new AethView();
+    final AtomicEthView atomicEth = new AtomicEthView();
+    final AtomicAckEthView atomicAckEth = new AtomicAckEthView();
+    final ImmDtView immDt = new ImmDtView();
+    final IethView ieth = new IethView();
+    private final Icrc txIcrc = new Icrc();
+    private final Icrc rxIcrc = new Icrc();
+    private final RocePacket rx = new RocePacket();
+    private boolean flushScheduled;
+    private final Runnable flushTask = this::flushNow;
+
+    Transport(Device device, DeviceConfig config) throws IOException {
+        this.device = device;
+        this.config = config;
+        byte[] a = config.address.getAddress();
+        this.localAddr = (a[0] & 0xFF) << 24 | (a[1] & 0xFF) << 16 | (a[2] & 0xFF) << 8 | (a[3] & 0xFF);
+        this.localPort = config.port;
+        this.epoll = config.preferEpoll && Epoll.isAvailable();
+        if (!epoll) {
+            log.warn("epoll native transport unavailable ({}); using NIO: the kernel picks the IPv4 ID, so peers that check "
+                    + "the ICRC exactly (rdma_rxe, NICs) will drop our packets", Epoll.isAvailable() ? "disabled" : Epoll.unavailabilityCause());
+        }
+        this.group = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        this.timers = new Timers(this);
+        this.pcap = config.pcap == null ? null : new PcapWriter(config.pcap);
+        Bootstrap b = new Bootstrap()
+                .group(group)
+                .channel(epoll ? EpollDatagramChannel.class : NioDatagramChannel.class)
+                .option(ChannelOption.ALLOCATOR, alloc)
+                .option(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
+                .option(ChannelOption.SO_SNDBUF, config.socketBufferBytes)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ChannelPipeline p = ch.pipeline();
+                        if (config.filter != null) p.addLast("filter", config.filter);
+                        p.addLast("roce", new InboundHandler());
+                    }
+                });
+        if (epoll) {
+            b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, SLOT)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT * BATCH))
+                    .option(IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+        } else {
+            b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT));
+        }
+        try {
+            this.channel = b.bind(new InetSocketAddress(config.address, config.port)).sync().channel();
+        } catch (Exception e) {
+            group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+            if (pcap != null) pcap.close();
+            throw new IOException("cannot bind UDP " + config.address.getHostAddress() + ":" + config.port + ": "
+                    + e.getMessage() + " (is another node using it, or is the address not local?)", e);
+        }
+        this.loop = channel.eventLoop();
+    }
+
+    boolean isEpoll() { return epoll; }
+    int localPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
+    Clock clock() { return config.clock; }
+    Timers timers() { return timers; }
+    DeviceCounters counters() { return counters; }
+    KeyTable keys() { return device.keys(); }
+    int maxUnackedPsns() { return config.maxUnackedPsns; }
+
+    // ------------------------------------------------------------------------------------------------
+    // threading
+
+    boolean inLoop() {
+        return loop.inEventLoop();
+    }
+
+    void execute(Runnable r) {
+        loop.execute(r);
+    }
+
+    void later(Runnable r) {
+        loop.execute(r);
+    }
+
+    void schedule(Runnable r, long nanos) {
+        loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs {@code c} on the event loop and returns its result; inline when already there. */
+    <T> T call(Callable<T> c) {
+        try {
+            if (loop.inEventLoop()) return c.call();
+            Future<T> f = loop.submit(c);
+            return f.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) throw re;
+            if (cause instanceof Error err) throw err;
+            throw new IllegalStateException(cause);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the device's event loop", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("the device's event loop did not answer within 30 s", e);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Flushes once, after whatever else the loop has queued (batches the packets of several doorbells). */
+    void flushLater() {
+        if (!flushScheduled) {
+            flushScheduled = true;
+            loop.execute(flushTask);
+        }
+    }
+
+    void flushNow() {
+        flushScheduled = false;
+        channel.flush();
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // transmit
+
+    ByteBuf newPacket(int length) {
+        return alloc.directBuffer(length, length);
+    }
+
+    /** Stamps the ICRC for (our address, ID 0, DF) and queues the datagram; flushed with the batch. */
+    void send(QueuePair qp, ByteBuf b) {
+        int len = b.writerIndex();
+        txIcrc.writeIpv4(localAddr, qp.destAddressInt, 0, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
+        counters.packetsOut++;
+        counters.bytesOut += len;
+        qp.counters.packetsOut++;
+        qp.counters.bytesOut += len;
+        if (pcap != null) record(localAddr, localPort, qp.destAddressInt, qp.destPort, 0, b, len);
+        channel.write(new DatagramPacket(b, qp.destSocket), channel.voidPromise());
+    }
+
+    private void record(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
+        try {
+            long now = System.currentTimeMillis() * 1_000_000L;
+            pcap.writeUdpIpv4(now, src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
+        } catch (IOException | RuntimeException e) {
+            log.warn("pcap recording failed: {}", e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // receive
+
+    private final class InboundHandler extends SimpleChannelInboundHandler<DatagramPacket> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket packet) {
+            receive(packet);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            flushNow();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            // a failed sendmmsg (ENOBUFS, EPERM from a firewall) loses datagrams; retransmission recovers them
+            counters.sendErrors++;
+            if (log.isDebugEnabled()) log.debug("socket error: {}", cause.toString());
+        }
+    }
+
+    private void receive(DatagramPacket packet) {
+        ByteBuf buf = packet.content();
+        int off = buf.readerIndex();
+        int len = buf.readableBytes();
+        counters.packetsIn++;
+        counters.bytesIn += len;
+        if (len >= SLOT) {
+            counters.drop(DropReason.OVERSIZE); // may have been cut to the slot by the kernel
+            return;
+        }
+        InetSocketAddress sender = packet.sender();
+        byte[] s = sender.getAddress().getAddress();
+        if (s.length != 4) {
+            counters.drop(DropReason.WRONG_SOURCE);
+            return;
+        }
+        int srcAddr = (s[0] & 0xFF) << 24 | (s[1] & 0xFF) << 16 | (s[2] & 0xFF) << 8 | (s[3] & 0xFF);
+        // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc)
+        int ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len) : -1;
+        if (pcap != null) record(srcAddr, sender.getPort(), localAddr, localPort, Math.max(ipId, 0), buf, len);
+        Problem problem = rx.decode(buf, off, len);
+        if (problem != Problem.NONE) {
+            counters.drop(problem == Problem.UNKNOWN_OPCODE ? DropReason.UNSUPPORTED_OPCODE : DropReason.MALFORMED);
+            return;
+        }
+        if (ipId < 0) {
+            counters.drop(DropReason.ICRC);
+            return;
+        }
+        Opcode op = rx.opcode();
+        if (!op.isRc()) {
+            counters.drop(DropReason.UNSUPPORTED_OPCODE);
+            return;
+        }
+        QueuePair qp = device.lookupQp(rx.destQp());
+        if (qp == null) {
+            counters.drop(DropReason.UNKNOWN_QP);
+            return;
+        }
+        if (qp.destAddressInt != srcAddr) {
+            counters.drop(DropReason.WRONG_SOURCE);
+            return;
+        }
+        qp.counters.packetsIn++;
+        qp.counters.bytesIn += len;
+        if (op.isRequest()) {
+            qp.responder.onRequest(rx);
+        } else {
+            qp.completer.onResponse(rx);
+        }
+    }
+
+    void close() {
+        try {
+            channel.close().syncUninterruptibly();
+        } finally {
+            group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS).syncUninterruptibly();
+            if (pcap != null) {
+                try {
+                    pcap.close();
+                } catch (IOException e) {
+                    log.warn("closing pcap: {}", e.toString());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.jroce.endpoint;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Two devices on 127.0.0.1 and 127.0.0.2 over real UDP sockets, with helpers to connect RC queue pairs
+ * and wait for completions (never by sleeping).
+ */
+final class Pair implements AutoCloseable {
+    static final int PORT = 4791;
+    final Device a;
+    final Device b;
+    final ProtectionDomain pdA;
+    final ProtectionDomain pdB;
+
+    Pair() throws IOException {
+        this(new DeviceConfig(addr("127.0.0.1")), new DeviceConfig(addr("127.0.0.2")));
+    }
+
+    Pair(DeviceConfig ca, DeviceConfig cb) throws IOException {
+        a = Device.open(ca);
+        Device bb;
+        try {
+            bb = Device.open(cb);
+        } catch (IOException | RuntimeException e) {
+            a.close();
+            throw e;
+        }
+        b = bb;
+        pdA = a.allocPd();
+        pdB = b.allocPd();
+    }
+
+    static InetAddress addr(String s) {
+        try {
+            return InetAddress.getByName(s);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Connection parameters of one side. */
+    record Side(QueuePair qp, CompletionQueue cq) {
+    }
+
+    static final class Conn {
+        final QueuePair qpA;
+        final QueuePair qpB;
+        final CompletionQueue cqA;
+        final CompletionQueue cqB;
+
+        Conn(QueuePair qpA, CompletionQueue cqA, QueuePair qpB, CompletionQueue cqB) {
+            this.qpA = qpA;
+            this.qpB = qpB;
+            this.cqA = cqA;
+            this.cqB = cqB;
+        }
+    }
+
+    Conn connect(Mtu mtu, int psnA, int psnB) {
+        return connect(mtu, psnA, psnB, 4, 4, 256);
+    }
+
+    Conn connect(Mtu mtu, int psnA, int psnB, int maxRdAtomic, int maxDestRdAtomic, int depth) {
+        CompletionQueue cqA = a.createCq(depth * 2);
+        CompletionQueue cqB = b.createCq(depth * 2);
+        QueuePair qa = pdA.createQp(new QpInitAttr(cqA).maxSendWr(depth).maxRecvWr(depth).maxSendSge(4).maxRecvSge(4));
+        QueuePair qb = pdB.createQp(new QpInitAttr(cqB).maxSendWr(depth).maxRecvWr(depth).maxSendSge(4).maxRecvSge(4));
+        bringUp(qa, b, qb.qpNum(), mtu, psnB, psnA, maxRdAtomic, maxDestRdAtomic);
+        bringUp(qb, a, qa.qpNum(), mtu, psnA, psnB, maxRdAtomic, maxDestRdAtomic);
+        return new Conn(qa, cqA, qb, cqB);
+    }
+
+    /** RESET -> INIT -> RTR -> RTS. {@code rqPsn} is the peer's send PSN, {@code sqPsn} our own. */
+    static void bringUp(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn, int maxRdAtomic, int maxDestRdAtomic) {
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)
+                .accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.LOCAL_WRITE));
+        qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(mtu).destQpNum(peerQpn)
+                .rqPsn(rqPsn).maxDestRdAtomic(maxDestRdAtomic).minRnrTimer(1));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(maxRdAtomic));
+    }
+
+    /** Polls until {@code n} completions arrived; fails after the timeout. */
+    static List<WorkCompletion> await(CompletionQueue cq, int n, long timeoutMs) {
+        List<WorkCompletion> got = new ArrayList<>();
+        WorkCompletion[] buf = new WorkCompletion[16];
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        try {
+            while (got.size() < n) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) fail("timed out waiting for " + n + " completions, got " + got);
+                int k = cq.poll(buf, Math.min(buf.length, n - got.size()), left, TimeUnit.NANOSECONDS);
+                for (int i = 0; i < k; i++) got.add(buf[i].copy());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(e);
+        }
+        return got;
+    }
+
+    static WorkCompletion awaitOne(CompletionQueue cq) {
+        return await(cq, 1, 10_000).get(0);
+    }
+
+    static void assertEmpty(CompletionQueue cq) {
+        assertTrue(cq.size() == 0, "expected no further completions, have " + cq.size());
+    }
+
+    @Override
+    public void close() {
+        try {
+            a.close();
+        } finally {
+            b.close();
+        }
+    }
+}

@@ -1,0 +1,9 @@
+package io.jroce.wire;
+
+/**
+ * Where a packet sits inside its message (IBTA vol.1 §9.2: FIRST/MIDDLE/LAST/ONLY opcode suffixes).
+ * Single-packet operations (READ request, ACK, atomics, CNP) are {@link #ONLY}.
+ */
+public enum Position {
+    FIRST, MIDDLE, LAST, ONLY
+}
