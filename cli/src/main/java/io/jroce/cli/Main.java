@@ -31,6 +31,7 @@ import java.util.concurrent.Callable;
         description = "A software RoCEv2 endpoint (InfiniBand RC over UDP 4791).",
         subcommands = {
             InspectCommand.class,
+            DemoCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,
         })

@@ -37,6 +37,8 @@ public final class CompletionQueue {
     private long events;        // guarded by signal
     private volatile Runnable listener;
 
+    /** How long a waiting poll spins before it parks (system property jroce.cq.spinMicros, default 50). */
+    private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.spinMicros", 50));
     private static final WcStatus[] STATUSES = WcStatus.values();
     private static final WcOpcode[] OPCODES = WcOpcode.values();
 
@@ -169,7 +171,16 @@ public final class CompletionQueue {
     public int poll(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         int n = poll(out, max);
         if (n > 0) return n;
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        long start = System.nanoTime();
+        long deadline = start + unit.toNanos(timeout);
+        // Spin briefly before sleeping: a completion usually follows within a round trip, and waking a
+        // parked thread costs more than the round trip itself on loopback.
+        long spinUntil = start + Math.min(SPIN_NANOS, unit.toNanos(timeout));
+        while (System.nanoTime() - spinUntil < 0) {
+            n = poll(out, max);
+            if (n > 0) return n;
+            Thread.onSpinWait();
+        }
         synchronized (signal) {
             waiters++;
             try {

@@ -304,6 +304,7 @@ final class Responder {
             pumpScheduled = true;
             tx.later(this::pumpReads);
         }
+        tx.flushLater(); // responses written outside a receive pass need their own flush
     }
 
     private ReadResource oldestStreaming() {

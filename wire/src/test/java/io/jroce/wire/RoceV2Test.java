@@ -1,0 +1,44 @@
+package io.jroce.wire;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class RoceV2Test {
+    @Test
+    void rxeQpSourcePorts() {
+        // doc §a and the golden vectors' conventions
+        assertEquals(57236, RoceV2.qpSourcePort(0x11));
+        assertEquals(52639, RoceV2.qpSourcePort(0xd2));
+        assertEquals(57236, GoldenVectors.get(1).srcPort());
+        for (int qpn = 0; qpn < 1 << 24; qpn += 4099) {
+            int p = RoceV2.qpSourcePort(qpn);
+            assertTrue(p >= 0xC000 && p <= 0xFFFF);
+        }
+    }
+
+    @Test
+    void flowLabelSourcePorts() {
+        assertEquals(GoldenVectors.get(35).srcPort(), RoceV2.flowLabelSourcePort(0x11, 0xd2));
+        assertEquals(52722, RoceV2.flowLabelSourcePort(0xd2, 0x11)); // symmetric
+        // shared/vectors/rxe/README.md: RC source ports of real rxe connections
+        assertEquals(50447, RoceV2.flowLabelSourcePort(0x25, 0x23)); // write_bw
+        assertEquals(50307, RoceV2.flowLabelSourcePort(0x21, 0x23)); // rc_pingpong
+        // large QPNs exercise the 64-bit product and both folds
+        int p = RoceV2.flowLabelSourcePort(0xFFFFFF, 0xFFFFFE);
+        assertTrue(p >= 0xC000 && p <= 0xFFFF);
+    }
+
+    @Test
+    void pad() {
+        assertEquals(0, RoceV2.padFor(0));
+        assertEquals(3, RoceV2.padFor(1));
+        assertEquals(2, RoceV2.padFor(2));
+        assertEquals(1, RoceV2.padFor(3));
+        assertEquals(0, RoceV2.padFor(4096));
+        assertEquals(3, RoceV2.padFor(13)); // golden vector 2
+        assertEquals(4791, RoceV2.UDP_PORT);
+        assertEquals(0x80010000, RoceV2.GSI_QKEY);
+    }
+}
