@@ -264,8 +264,10 @@ final class Transport {
             return;
         }
         int srcAddr = (s[0] & 0xFF) << 24 | (s[1] & 0xFF) << 16 | (s[2] & 0xFF) << 8 | (s[3] & 0xFF);
-        // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc)
-        int ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len) : -1;
+        // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc). RoCEv2
+        // senders set DF (rxe always does, and so do we); not retrying with DF clear keeps every single-bit
+        // error detectable (a DF-clear retry lets a few single-bit flips through).
+        int ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len, false) : -1;
         if (pcap != null) record(srcAddr, sender.getPort(), localAddr, localPort, Math.max(ipId, 0), buf, len);
         Problem problem = rx.decode(buf, off, len);
         if (problem != Problem.NONE) {

@@ -69,19 +69,37 @@ final class Pair implements AutoCloseable {
     }
 
     Conn connect(Mtu mtu, int psnA, int psnB, int maxRdAtomic, int maxDestRdAtomic, int depth) {
+        return connect(mtu, psnA, psnB, maxRdAtomic, maxDestRdAtomic, depth, QP_ACCESS, QP_ACCESS);
+    }
+
+    /** As above, with the QP access flags of each side given (the responder checks its own). */
+    Conn connect(Mtu mtu, int psnA, int psnB, int maxRdAtomic, int maxDestRdAtomic, int depth, int accessA, int accessB) {
         CompletionQueue cqA = a.createCq(depth * 2);
         CompletionQueue cqB = b.createCq(depth * 2);
         QueuePair qa = pdA.createQp(new QpInitAttr(cqA).maxSendWr(depth).maxRecvWr(depth).maxSendSge(4).maxRecvSge(4));
         QueuePair qb = pdB.createQp(new QpInitAttr(cqB).maxSendWr(depth).maxRecvWr(depth).maxSendSge(4).maxRecvSge(4));
-        bringUp(qa, b, qb.qpNum(), mtu, psnB, psnA, maxRdAtomic, maxDestRdAtomic);
-        bringUp(qb, a, qa.qpNum(), mtu, psnA, psnB, maxRdAtomic, maxDestRdAtomic);
+        bringUp(qa, b, qb.qpNum(), mtu, psnB, psnA, maxRdAtomic, maxDestRdAtomic, accessA);
+        bringUp(qb, a, qa.qpNum(), mtu, psnA, psnB, maxRdAtomic, maxDestRdAtomic, accessB);
         return new Conn(qa, cqA, qb, cqB);
     }
 
+    /** Connects two QPs created by the caller (any CQs, any capabilities) with full QP access flags. */
+    Conn connect(QueuePair qa, QueuePair qb, Mtu mtu, int psnA, int psnB, int maxRdAtomic, int maxDestRdAtomic) {
+        bringUp(qa, b, qb.qpNum(), mtu, psnB, psnA, maxRdAtomic, maxDestRdAtomic, QP_ACCESS);
+        bringUp(qb, a, qa.qpNum(), mtu, psnA, psnB, maxRdAtomic, maxDestRdAtomic, QP_ACCESS);
+        return new Conn(qa, qa.sendCq(), qb, qb.recvCq());
+    }
+
+    static final int QP_ACCESS = Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.LOCAL_WRITE;
+
     /** RESET -> INIT -> RTR -> RTS. {@code rqPsn} is the peer's send PSN, {@code sqPsn} our own. */
     static void bringUp(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn, int maxRdAtomic, int maxDestRdAtomic) {
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)
-                .accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.LOCAL_WRITE));
+        bringUp(qp, peer, peerQpn, mtu, rqPsn, sqPsn, maxRdAtomic, maxDestRdAtomic, QP_ACCESS);
+    }
+
+    static void bringUp(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn, int maxRdAtomic, int maxDestRdAtomic,
+                        int qpAccess) {
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(qpAccess));
         qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(mtu).destQpNum(peerQpn)
                 .rqPsn(rqPsn).maxDestRdAtomic(maxDestRdAtomic).minRnrTimer(1));
         qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(maxRdAtomic));
@@ -108,6 +126,14 @@ final class Pair implements AutoCloseable {
 
     static WorkCompletion awaitOne(CompletionQueue cq) {
         return await(cq, 1, 10_000).get(0);
+    }
+
+    /**
+     * Returns once every task already queued on the device's event loop has run: a completion the loop
+     * produced before this call is then visible, and so is any CQ event it raised.
+     */
+    static void barrier(Device d) {
+        d.runOnLoop(() -> { });
     }
 
     static void assertEmpty(CompletionQueue cq) {

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over an ACK Extended Transport Header (IBTA vol.1 §9.3.5, 4 bytes): syndrome u8, MSN u24.
+ * Flyweight over an ACK Extended Transport Header (rxe_hdr.h {@code struct rxe_aeth}, 4 bytes): syndrome u8, MSN u24.
  * Decode the syndrome with {@link Aeth}. Absolute accessors only; never moves the buffer's indices.
  */
 public final class AethView {

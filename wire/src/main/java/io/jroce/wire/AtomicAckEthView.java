@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over an Atomic ACK Extended Transport Header (IBTA vol.1 §9.3.6, 8 bytes): the remote value
+ * Flyweight over an Atomic ACK Extended Transport Header (rxe_hdr.h {@code struct rxe_atmack}, 8 bytes): the remote value
  * before the atomic executed. Follows the AETH in ATOMIC_ACKNOWLEDGE. Absolute accessors only.
  */
 public final class AtomicAckEthView {

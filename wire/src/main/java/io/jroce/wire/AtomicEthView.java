@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over an Atomic Extended Transport Header (IBTA vol.1 §9.3.4, 28 bytes, packed):
+ * Flyweight over an Atomic Extended Transport Header (rxe_hdr.h {@code struct rxe_atmeth}, 28 bytes, packed):
  * VA u64 @0, R_Key u32 @8, Swap/Add u64 @12, Compare u64 @20. FETCH_ADD puts its addend in Swap/Add and
  * leaves Compare 0 (rxe_req.c). Absolute accessors only; never moves the buffer's indices.
  */

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over a Base Transport Header (IBTA vol.1 §9.2, 12 bytes, big-endian).
+ * Flyweight over a Base Transport Header (rxe_hdr.h {@code struct rxe_bth}; roce-wire.md §b; 12 bytes, big-endian).
  *
  * <pre>
  * byte 0     OpCode

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over a Datagram Extended Transport Header (IBTA vol.1 §9.3.2, 8 bytes): Q_Key u32 @0,
+ * Flyweight over a Datagram Extended Transport Header (rxe_hdr.h {@code struct rxe_deth}, 8 bytes): Q_Key u32 @0,
  * reserved u8 @4, Source QP u24 @5. Carried by every UD packet. Absolute accessors only.
  */
 public final class DethView {

@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 import java.util.zip.CRC32;
 
 /**
- * RoCEv2 Invariant CRC (IBTA annex A17.3.3; rxe_icrc.c). Plain IEEE 802.3 CRC-32, i.e. {@link CRC32}, not
- * CRC32C, over a masked pseudo-packet:
+ * RoCEv2 Invariant CRC (IBTA RoCEv2 annex A17; rxe_icrc.c; roce-wire.md §f). Plain IEEE 802.3 CRC-32,
+ * i.e. {@link CRC32}, not CRC32C, over a masked pseudo-packet:
  *
  * <pre>
  * 8 x 0xFF (the pseudo LRH)
@@ -29,7 +29,8 @@ import java.util.zip.CRC32;
  * known ID). Single-bit errors, computed exactly over all positions (IcrcTest re-derives this, and confirms
  * it by flipping every bit of captured packets):
  * <ul>
- *   <li>DF set only ({@code tryDfClear = false}): every single-bit error in the UDP payload, ICRC included,
+ *   <li>DF set only ({@code tryDfClear = false}): every single-bit error in the UDP payload (ICRC included;
+ *       BTH byte 4 is masked, so flipping it is no error),
  *       is detected for every UDP payload of up to 26,744 bytes, which covers every IB path MTU and 9000-byte
  *       jumbo frames.</li>
  *   <li>With the DF-clear retry (the default): a flip of bit mask 0x08 of UDP payload byte 173 (counting the

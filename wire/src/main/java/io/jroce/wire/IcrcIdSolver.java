@@ -111,13 +111,11 @@ final class IcrcIdSolver {
         return mulmod(diff, c);
     }
 
-    /** a * b mod P. */
+    /** a * b mod P. Branch-free (the bits of a are data), so it costs the same for every input. */
     static int mulmod(int a, int b) {
         int p = 0;
         for (int i = 0; i < 32; i++) {
-            if ((a & (ONE >>> i)) != 0) {
-                p ^= b;
-            }
+            p ^= b & ((a << i) >> 31);         // add b * x^i if a has the x^i coefficient (bit 31-i)
             b = (b >>> 1) ^ (POLY & -(b & 1)); // b *= x
         }
         return p;

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over an Invalidate Extended Transport Header (IBTA vol.1 §9.3.9, 4 bytes): the R_Key the
+ * Flyweight over an Invalidate Extended Transport Header (rxe_hdr.h {@code struct rxe_ieth}, 4 bytes): the R_Key the
  * responder invalidates on SEND_*_WITH_INVALIDATE. Absolute accessors only.
  */
 public final class IethView {

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over Immediate Data (IBTA vol.1 §9.3.8, 4 opaque bytes, delivered to the receiver's completion
+ * Flyweight over Immediate Data (rxe_hdr.h {@code struct rxe_immdt}, 4 opaque bytes, delivered to the receiver's completion
  * as-is). Read big-endian here, like every other header field. Absolute accessors only.
  */
 public final class ImmDtView {

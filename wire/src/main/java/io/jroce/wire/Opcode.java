@@ -12,11 +12,11 @@ import static io.jroce.wire.Opcode.Ext.RETH;
 
 /**
  * The BTH opcodes jroce speaks: RC, UD SEND and CNP. Names follow Linux {@code include/rdma/ib_pack.h}
- * without the {@code IB_OPCODE_} prefix; the values and header layouts are IBTA vol.1 §9.2 / table 38
- * as implemented by rdma_rxe ({@code rxe_opcode.c}). UC, RD, FLUSH and ATOMIC_WRITE are not supported:
+ * without the {@code IB_OPCODE_} prefix; the values and header layouts are the IBTA opcode table as implemented by
+ * rdma_rxe ({@code rxe_opcode.c}); roce-wire.md §d. UC, RD, FLUSH and ATOMIC_WRITE are not supported:
  * {@link #of(int)} returns null for them, like for reserved values.
  *
- * <p>Everything is precomputed per constant, so all accessors are field reads.
+ * <p>Header layout is precomputed per constant (offsets, lengths), so the hot-path accessors are field reads.
  */
 public enum Opcode {
     RC_SEND_FIRST(0x00, Operation.SEND, Position.FIRST, NONE),
@@ -33,7 +33,7 @@ public enum Opcode {
     RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x0B, Operation.RDMA_WRITE, Position.ONLY, RETH | IMM_DT),
     RC_RDMA_READ_REQUEST(0x0C, Operation.RDMA_READ_REQUEST, Position.ONLY, RETH),
     RC_RDMA_READ_RESPONSE_FIRST(0x0D, Operation.RDMA_READ_RESPONSE, Position.FIRST, AETH),
-    /** The only READ response without an AETH (IBTA vol.1 §9.2; rxe_opcode.c gives MIDDLE no AETH). */
+    /** The only READ response without an AETH (rxe_opcode.c gives MIDDLE no AETH; roce-wire.md §c). */
     RC_RDMA_READ_RESPONSE_MIDDLE(0x0E, Operation.RDMA_READ_RESPONSE, Position.MIDDLE, NONE),
     RC_RDMA_READ_RESPONSE_LAST(0x0F, Operation.RDMA_READ_RESPONSE, Position.LAST, AETH),
     RC_RDMA_READ_RESPONSE_ONLY(0x10, Operation.RDMA_READ_RESPONSE, Position.ONLY, AETH),
@@ -45,7 +45,7 @@ public enum Opcode {
     RC_SEND_ONLY_WITH_INVALIDATE(0x17, Operation.SEND, Position.ONLY, IETH),
     UD_SEND_ONLY(0x64, Operation.SEND, Position.ONLY, DETH),
     UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Operation.SEND, Position.ONLY, DETH | IMM_DT),
-    /** RoCEv2 CNP (IBTA annex A17.9.3): BTH followed by 16 reserved bytes, counted here as header. */
+    /** RoCEv2 CNP (IBTA RoCEv2 annex; scapy {@code cnp()}; roce-wire.md §d): BTH followed by 16 reserved bytes, counted here as header. */
     CNP(0x81, Operation.CNP, Position.ONLY, CNP_RESERVED);
 
     /** Extension header bits; a nested class so the enum constructors may use them. */
@@ -93,7 +93,7 @@ public enum Opcode {
         this.operation = operation;
         this.position = position;
         this.ext = ext;
-        // Extension headers follow the BTH in the fixed IBTA order (vol.1 §9.2, same as rxe_opcode.c):
+        // Extension headers follow the BTH in a fixed order (IBTA; rxe_opcode.c):
         // DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH. No opcode we support has two of the
         // mutually exclusive ones, so a running offset in this order gives every position.
         int at = BthView.LENGTH;
@@ -229,7 +229,7 @@ public enum Opcode {
                 || operation == Operation.ATOMIC_ACKNOWLEDGE;
     }
 
-    /** Transport bits 7..5 = 000 (IBTA table 38). */
+    /** Transport bits 7..5 = 000 (roce-wire.md §b). */
     public boolean isRc() {
         return (code >>> 5) == 0;
     }

@@ -1,7 +1,7 @@
 package io.jroce.wire;
 
 /**
- * Where a packet sits inside its message (IBTA vol.1 §9.2: FIRST/MIDDLE/LAST/ONLY opcode suffixes).
+ * Where a packet sits inside its message (the FIRST/MIDDLE/LAST/ONLY opcode suffixes).
  * Single-packet operations (READ request, ACK, atomics, CNP) are {@link #ONLY}.
  */
 public enum Position {

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over an RDMA Extended Transport Header (IBTA vol.1 §9.3.3, 16 bytes): VA u64, R_Key u32,
+ * Flyweight over an RDMA Extended Transport Header (rxe_hdr.h {@code struct rxe_reth}, 16 bytes): VA u64, R_Key u32,
  * DMA Length u32. The DMA length is the whole message length, not this packet's payload (rxe_req.c puts the
  * WQE length there), and is unsigned on the wire: use {@link #dmaLengthUnsigned()} when comparing.
  * Absolute accessors only; never moves the buffer's indices.

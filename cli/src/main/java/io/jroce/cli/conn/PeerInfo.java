@@ -1,0 +1,57 @@
+package io.jroce.cli.conn;
+
+import io.jroce.endpoint.Gid;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What one side of an RC connection tells the other out of band: enough to move a queue pair to RTR/RTS
+ * and to aim RDMA operations at the peer's memory.
+ *
+ * @param lid      the local identifier; always 0 on RoCE (16 bits)
+ * @param qpn      the queue pair number (24 bits)
+ * @param psn      the first packet sequence number this side will send (24 bits); the peer uses it as rq_psn
+ * @param gid      the GID; for RoCEv2 over IPv4 the IPv4-mapped address {@code ::ffff:a.b.c.d}, which is
+ *                 where the peer sends its packets
+ * @param mtu      the path MTU in bytes this side wants (256..4096), or 0 when the exchange does not carry it
+ *                 (ibv_rc_pingpong)
+ * @param outReads how many RDMA READ/atomic requests this side accepts at once (its max_dest_rd_atomic);
+ *                 the peer may use it as its max_rd_atomic. 0 when the exchange does not carry it
+ * @param regions  memory regions the peer may access remotely (possibly empty, never null)
+ */
+public record PeerInfo(int lid, int qpn, int psn, Gid gid, int mtu, int outReads, List<RemoteRegion> regions) {
+
+    public PeerInfo {
+        Objects.requireNonNull(gid, "gid");
+        if ((lid & ~0xFFFF) != 0) throw new IllegalArgumentException("LID must be 16 bits: 0x" + Integer.toHexString(lid));
+        if ((qpn & ~0xFFFFFF) != 0) throw new IllegalArgumentException("QPN must be 24 bits: 0x" + Integer.toHexString(qpn));
+        if ((psn & ~0xFFFFFF) != 0) throw new IllegalArgumentException("PSN must be 24 bits: 0x" + Integer.toHexString(psn));
+        if (mtu != 0 && mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
+            throw new IllegalArgumentException("MTU must be 0 (unknown) or 256, 512, 1024, 2048, 4096, not " + mtu);
+        }
+        if (outReads < 0) throw new IllegalArgumentException("out_reads must not be negative: " + outReads);
+        regions = List.copyOf(Objects.requireNonNull(regions, "regions"));
+    }
+
+    /** LID 0, no MTU, no out_reads, no regions: what ibv_rc_pingpong exchanges. */
+    public PeerInfo(int qpn, int psn, Gid gid) {
+        this(0, qpn, psn, gid, 0, 0, List.of());
+    }
+
+    /** The region called {@code name}, if the peer published one. */
+    public Optional<RemoteRegion> region(String name) {
+        return regions.stream().filter(r -> r.name().equals(name)).findFirst();
+    }
+
+    /** The same information with other regions. */
+    public PeerInfo withRegions(List<RemoteRegion> newRegions) {
+        return new PeerInfo(lid, qpn, psn, gid, mtu, outReads, newRegions);
+    }
+
+    /** "QPN 0x000011 PSN 0x3a5c01 GID ::ffff:192.0.2.10". */
+    public String brief() {
+        return String.format("QPN 0x%06x PSN 0x%06x GID %s", qpn, psn, gid);
+    }
+}

@@ -1,0 +1,688 @@
+package io.jroce.endpoint.fault;
+
+import io.jroce.endpoint.DatagramFilter;
+import io.jroce.wire.BthView;
+import io.jroce.wire.Problem;
+import io.jroce.wire.RocePacket;
+import io.jroce.wire.RoceV2;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * Seeded fault injection at the head of a device's pipeline (after Aeron's {@code LossGenerator}): drops,
+ * duplicates, reorders, delays and corrupts datagrams in both directions, at random with a {@link FaultPlan}
+ * per direction, and on cue with {@link FaultRule}s ("drop the first ACK").
+ *
+ * <pre>{@code
+ * FaultInjector chaos = FaultInjector.builder().seed(42).drop(0.05).reorder(0.05).corrupt(0.001).build();
+ * chaos.addRule(FaultRule.drop().inbound().opcode(Opcode.RC_ACKNOWLEDGE));
+ * Device d = Device.open(new DeviceConfig()...filter(chaos));
+ * log.info("chaos {}", chaos.spec());       // replay with --chaos <that spec>
+ * }</pre>
+ *
+ * <p><b>Decisions.</b> For every datagram that arrives in a direction the injector takes exactly one
+ * {@link FaultAction}: the action of the first rule that fires, else one drawn from the direction's plan.
+ * Each direction has its own random stream split from the seed, and every datagram consumes the same two
+ * draws from it whatever happens to it, so the decisions in one direction depend only on the seed and the
+ * number of datagrams that came before in that direction: not on the traffic in the other direction, not on
+ * the timing, and not on which rules fired. Datagrams the injector releases later (held, delayed,
+ * duplicates) are not decided again. Messages that are not {@link DatagramPacket}s pass untouched and
+ * uncounted. Datagrams that do not decode as RoCE get random faults but match only rules that name no
+ * opcode, PSN or QP.
+ *
+ * <p><b>Buffers.</b> The injector owns each datagram it is handed. DROP releases it (and succeeds a
+ * non-void write promise: the network lost it, not the host). DUPLICATE forwards the original and then a
+ * {@link DatagramPacket#retainedDuplicate()}: the two share bytes, which is safe because nothing downstream
+ * writes into a datagram it forwards or receives (the RoCE handler only reads; the socket only reads).
+ * CORRUPT flips the bit in a {@link ByteBuf#copy()} and releases the original, never in place: an inbound
+ * datagram is a slice of the receive batch buffer, and an outbound one may be referenced elsewhere by its
+ * sender, so writing into it could damage bytes that were never meant to be corrupted. Corruption is rare
+ * enough that the copy costs nothing that matters. REORDER and DELAY keep the datagram, and the write
+ * promise, until it is forwarded; {@link #handlerRemoved} releases whatever is still held when the channel
+ * closes and fails non-void promises.
+ *
+ * <p><b>Forwarding.</b> Inbound datagrams go on with {@code fireChannelRead}; outbound ones with
+ * {@code write} and their original promise (the RoCE handler writes with the void promise). A datagram
+ * released from a timer is followed by {@code fireChannelReadComplete} (inbound) or {@code flush} (outbound),
+ * since no read batch or doorbell flush is in progress then; one released because later datagrams overtook it
+ * rides on the batch that overtook it.
+ *
+ * <p><b>Threads.</b> The handler methods run on the channel's event loop, which is the only writer of all
+ * state. Rules may be added and removed from any thread ({@link #addRule}), plans replaced from any thread
+ * ({@link #plan(Direction, FaultPlan)}), and counters read from any thread. One injector per channel: it is
+ * not {@code @Sharable}.
+ */
+public final class FaultInjector extends ChannelDuplexHandler implements DatagramFilter {
+    private static final FaultAction[] ACTIONS = FaultAction.values();
+    private static final Direction[] DIRECTIONS = Direction.values();
+    private static final FaultRule[] NO_RULES = new FaultRule[0];
+
+    /** Bit index of a UDP payload bit, counting byte 0 bit 0 (mask 0x01) as 0. */
+    private static final long BTH_BYTE4_FIRST_BIT = 4 * 8;
+    /** The two single-bit flips the receive check with DF-clear retry cannot see (Icrc class javadoc). */
+    private static final long BLIND_BIT_173 = 173 * 8 + 3;  // byte 173, mask 0x08
+    private static final long BLIND_BIT_1834 = 1834 * 8 + 6; // byte 1834, mask 0x40
+
+    private final long seed;
+    private final Lane in;
+    private final Lane out;
+    private final AtomicLongArray counts = new AtomicLongArray(DIRECTIONS.length * ACTIONS.length);
+    private final RocePacket roce = new RocePacket();
+
+    private final Object rulesLock = new Object();
+    private volatile FaultRule[] rules = NO_RULES;
+    private int ruleSerial; // guarded by rulesLock
+
+    private ChannelHandlerContext ctx;
+    private boolean removed;
+    private volatile int pending;
+
+    private FaultInjector(long seed, FaultPlan inPlan, FaultPlan outPlan) {
+        this.seed = seed;
+        SplittableRandom root = new SplittableRandom(seed);
+        this.in = new Lane(Direction.IN, root.split(), inPlan);
+        this.out = new Lane(Direction.OUT, root.split(), outPlan);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * An injector from a {@code --chaos} spec, e.g. {@code drop=0.05,dup=0.01,in.reorder=0.05,seed=42}; see
+     * {@link FaultSpec} for the grammar.
+     *
+     * @throws IllegalArgumentException naming the offending key, for an unknown key, a bad number or a
+     *                                  probability outside 0..1
+     */
+    public static FaultInjector parse(String spec) {
+        Builder b = FaultSpec.parse(spec);
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("chaos spec: " + e.getMessage(), e);
+        }
+    }
+
+    /** The seed of the random decisions: the same seed and the same traffic give the same faults. */
+    public long seed() {
+        return seed;
+    }
+
+    /** This injector's plans and seed in {@code --chaos} syntax, so a run can be replayed; rules are not included. */
+    public String spec() {
+        return in.plan.spec("in.") + ',' + out.plan.spec("out.") + ",seed=" + seed;
+    }
+
+    public FaultPlan plan(Direction d) {
+        return lane(d).plan;
+    }
+
+    /** Replaces the random plan of one direction; takes effect from the next datagram. Any thread. */
+    public void plan(Direction d, FaultPlan plan) {
+        if (plan == null) {
+            throw new IllegalArgumentException("plan is null; use FaultPlan.none() for no random faults");
+        }
+        lane(d).plan = plan;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // rules
+
+    /**
+     * Adds a rule after the existing ones, freezes it and names it {@code r<n>} if it has no name. Any
+     * thread; it applies from the next datagram the event loop looks at.
+     *
+     * @return the rule, for reading its counters or removing it later
+     * @throws IllegalStateException if the rule is already in an injector
+     */
+    public FaultRule addRule(FaultRule rule) {
+        synchronized (rulesLock) {
+            if (rule.owner != null) {
+                throw new IllegalStateException("rule '" + rule.name() + "' is already in "
+                        + (rule.owner == this ? "this" : "another") + " injector; remove it first or create a new one");
+            }
+            rule.freeze("r" + ++ruleSerial);
+            rule.owner = this;
+            FaultRule[] a = Arrays.copyOf(rules, rules.length + 1);
+            a[a.length - 1] = rule;
+            rules = a;
+        }
+        return rule;
+    }
+
+    /** Removes a rule; false if it was not in this injector. Its counters stay readable on the rule. */
+    public boolean removeRule(FaultRule rule) {
+        synchronized (rulesLock) {
+            FaultRule[] a = rules;
+            for (int i = 0; i < a.length; i++) {
+                if (a[i] == rule) {
+                    FaultRule[] b = new FaultRule[a.length - 1];
+                    System.arraycopy(a, 0, b, 0, i);
+                    System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                    rules = b;
+                    rule.owner = null;
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    public void clearRules() {
+        synchronized (rulesLock) {
+            for (FaultRule r : rules) {
+                r.owner = null;
+            }
+            rules = NO_RULES;
+        }
+    }
+
+    /** The rules, in evaluation order. */
+    public List<FaultRule> rules() {
+        return List.of(rules);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // counters
+
+    /** Datagrams that arrived in direction {@code d} and got action {@code a}. */
+    public long count(Direction d, FaultAction a) {
+        return counts.get(d.ordinal() * ACTIONS.length + a.ordinal());
+    }
+
+    public long passed(Direction d) {
+        return count(d, FaultAction.PASS);
+    }
+
+    public long dropped(Direction d) {
+        return count(d, FaultAction.DROP);
+    }
+
+    public long duplicated(Direction d) {
+        return count(d, FaultAction.DUPLICATE);
+    }
+
+    public long reordered(Direction d) {
+        return count(d, FaultAction.REORDER);
+    }
+
+    public long delayed(Direction d) {
+        return count(d, FaultAction.DELAY);
+    }
+
+    public long corrupted(Direction d) {
+        return count(d, FaultAction.CORRUPT);
+    }
+
+    /** Datagrams that arrived in direction {@code d}: the sum of its action counts. */
+    public long arrived(Direction d) {
+        long n = 0;
+        for (FaultAction a : ACTIONS) {
+            n += count(d, a);
+        }
+        return n;
+    }
+
+    /** Datagrams held right now (reordered or delayed, both directions), not yet forwarded. */
+    public int pending() {
+        return pending;
+    }
+
+    /**
+     * A snapshot: {@code in.passed, in.dropped, in.duplicated, in.reordered, in.delayed, in.corrupted}, the
+     * same for {@code out.}, then {@code rule.<name>.fired} for each current rule, in order.
+     */
+    public Map<String, Long> counters() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (Direction d : DIRECTIONS) {
+            for (FaultAction a : ACTIONS) {
+                m.put(d.key() + '.' + a.counterName(), count(d, a));
+            }
+        }
+        for (FaultRule r : rules) {
+            m.put("rule." + r.name() + ".fired", r.fired());
+        }
+        return m;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // pipeline
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /** The channel is closing (or the handler was taken out): release what is still held. */
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        removed = true;
+        discardHeld(in);
+        discardHeld(out);
+        updatePending();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof DatagramPacket) {
+            arrive(in, (DatagramPacket) msg, null);
+        } else {
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (msg instanceof DatagramPacket) {
+            arrive(out, (DatagramPacket) msg, promise);
+        } else {
+            ctx.write(msg, promise);
+        }
+    }
+
+    /** One datagram arrives in {@code lane}'s direction: decide, act, count, then release what it overtook. */
+    private void arrive(Lane lane, DatagramPacket packet, ChannelPromise promise) {
+        // always the same two draws, so one datagram's fate never shifts the next one's
+        double u = lane.random.nextDouble();
+        long param = lane.random.nextLong();
+        FaultPlan plan = lane.plan;
+        FaultRule rule = firingRule(lane.direction, packet);
+        FaultAction action = rule != null ? rule.action() : plan.pick(u);
+        Held justHeld = null;
+        switch (action) {
+            case DROP:
+                packet.release();
+                if (promise != null) {
+                    promise.trySuccess();
+                }
+                break;
+            case DUPLICATE:
+                DatagramPacket copy = packet.retainedDuplicate(); // before forwarding: downstream releases the original
+                forward(lane, packet, promise);
+                forward(lane, copy, lane == out ? ctx.voidPromise() : null);
+                break;
+            case REORDER:
+                justHeld = new Held(lane, packet, promise, 1 + (int) Long.remainderUnsigned(param, plan.reorderDepth()));
+                lane.reordered.add(justHeld);
+                justHeld.timer = ctx.executor().schedule(justHeld, plan.reorderTimeoutMicros(), TimeUnit.MICROSECONDS);
+                updatePending();
+                break;
+            case DELAY:
+                Held h = new Held(lane, packet, promise, 0);
+                lane.delayed.add(h);
+                long micros = rule != null && rule.delayMicros() >= 0 ? rule.delayMicros() : plan.delayMicros();
+                h.timer = ctx.executor().schedule(h, micros, TimeUnit.MICROSECONDS);
+                updatePending();
+                break;
+            case CORRUPT:
+                if (packet.content().isReadable()) {
+                    forward(lane, corrupt(packet, param), promise);
+                } else {
+                    action = FaultAction.PASS; // no bit to flip
+                    forward(lane, packet, promise);
+                }
+                break;
+            default:
+                forward(lane, packet, promise);
+                break;
+        }
+        counts.incrementAndGet(lane.direction.ordinal() * ACTIONS.length + action.ordinal());
+        if (!lane.reordered.isEmpty()) {
+            releaseOvertaken(lane, justHeld);
+        }
+    }
+
+    /** The first rule that fires for this datagram, or null. Decodes only when there are rules. */
+    private FaultRule firingRule(Direction d, DatagramPacket packet) {
+        FaultRule[] rs = rules;
+        if (rs.length == 0) {
+            return null;
+        }
+        ByteBuf b = packet.content();
+        RocePacket decoded = roce.decode(b, b.readerIndex(), b.readableBytes()) == Problem.NONE ? roce : null;
+        for (FaultRule r : rs) {
+            if (r.step(d, decoded)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** A copy of the datagram with one bit flipped; the original is released. */
+    private static DatagramPacket corrupt(DatagramPacket packet, long param) {
+        ByteBuf b = packet.content();
+        ByteBuf copy = b.copy();
+        long bit = corruptBit(copy.readableBytes(), param);
+        int i = copy.readerIndex() + (int) (bit >>> 3);
+        copy.setByte(i, copy.getByte(i) ^ (1 << (int) (bit & 7)));
+        DatagramPacket bad = packet.replace(copy);
+        packet.release();
+        return bad;
+    }
+
+    /**
+     * The bit to flip in a datagram of {@code len} bytes (len > 0), as byte * 8 + bit (mask 1 << bit), for a
+     * random {@code param}. For anything long enough to be RoCE it avoids the bits no receiver can see: BTH byte 4
+     * (FECN, BECN, resv6a), which the ICRC masks, and the two flips that jroce's receive check, which solves for
+     * the unknown IPv4 ID and retries with DF clear, accepts (wire {@code Icrc} javadoc: byte 173 mask 0x08,
+     * byte 1834 mask 0x40; they are blind spots at every length, in the ICRC bytes too). Every other single-bit
+     * flip fails the ICRC check.
+     */
+    static long corruptBit(int len, long param) {
+        long bits = (long) len * 8;
+        if (len < BthView.LENGTH + RoceV2.ICRC_LENGTH) {
+            return Long.remainderUnsigned(param, bits);
+        }
+        long bit = Long.remainderUnsigned(param, bits - 8);
+        if (bit >= BTH_BYTE4_FIRST_BIT) {
+            bit += 8;
+        }
+        if (bit == BLIND_BIT_173 || bit == BLIND_BIT_1834) {
+            bit++; // the next bit of the same byte (masks 0x10, 0x80), which is detected
+        }
+        return bit;
+    }
+
+    /** A datagram goes on its way: downstream inbound, towards the socket outbound. */
+    private void forward(Lane lane, DatagramPacket packet, ChannelPromise promise) {
+        if (lane == in) {
+            ctx.fireChannelRead(packet);
+        } else {
+            ctx.write(packet, promise);
+        }
+    }
+
+    /** Counts one more arrival against every held datagram but the one just held; forwards those that reach 0. */
+    private void releaseOvertaken(Lane lane, Held justHeld) {
+        boolean due = false;
+        for (Held h : lane.reordered) {
+            if (h != justHeld && --h.countdown <= 0) {
+                due = true;
+            }
+        }
+        // forward in hold order, rescanning after each, since forwarding runs downstream code
+        while (due) {
+            due = false;
+            for (Iterator<Held> it = lane.reordered.iterator(); it.hasNext(); ) {
+                Held h = it.next();
+                if (h != justHeld && h.countdown <= 0) {
+                    it.remove();
+                    h.timer.cancel(false);
+                    updatePending();
+                    forward(lane, h.packet, h.promise);
+                    due = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    /** A reorder timeout or a delay expired. */
+    private void onTimer(Held h) {
+        Lane lane = h.lane;
+        if (removed || !(lane.reordered.remove(h) || lane.delayed.remove(h))) {
+            return; // already forwarded or discarded
+        }
+        updatePending();
+        forward(lane, h.packet, h.promise);
+        if (lane == in) {
+            ctx.fireChannelReadComplete();
+        } else {
+            ctx.flush();
+        }
+    }
+
+    private void discardHeld(Lane lane) {
+        for (ArrayDeque<Held> q : List.of(lane.reordered, lane.delayed)) {
+            for (Held h; (h = q.poll()) != null; ) {
+                h.timer.cancel(false);
+                h.packet.release();
+                if (h.promise != null && !h.promise.isVoid()) {
+                    h.promise.tryFailure(new ClosedChannelException());
+                }
+            }
+        }
+    }
+
+    private void updatePending() {
+        pending = in.reordered.size() + in.delayed.size() + out.reordered.size() + out.delayed.size();
+    }
+
+    private Lane lane(Direction d) {
+        return d == Direction.IN ? in : out;
+    }
+
+    @Override
+    public String toString() {
+        return "FaultInjector{" + spec() + ", rules=" + Arrays.toString(rules) + '}';
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    /** One direction's state. Touched only by the event loop, except the volatile plan. */
+    private static final class Lane {
+        final Direction direction;
+        final SplittableRandom random;
+        volatile FaultPlan plan;
+        final ArrayDeque<Held> reordered = new ArrayDeque<>();
+        final ArrayDeque<Held> delayed = new ArrayDeque<>();
+
+        Lane(Direction direction, SplittableRandom random, FaultPlan plan) {
+            this.direction = direction;
+            this.random = random;
+            this.plan = plan;
+        }
+    }
+
+    /** A datagram held back, with its write promise (null inbound) and the timer that releases it at the latest. */
+    private final class Held implements Runnable {
+        final Lane lane;
+        final DatagramPacket packet;
+        final ChannelPromise promise;
+        int countdown;
+        ScheduledFuture<?> timer;
+
+        Held(Lane lane, DatagramPacket packet, ChannelPromise promise, int countdown) {
+            this.lane = lane;
+            this.packet = packet;
+            this.promise = promise;
+            this.countdown = countdown;
+        }
+
+        @Override
+        public void run() {
+            onTimer(this);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    /**
+     * Builds an injector. Setters without a {@link Direction} set both directions; later calls override
+     * earlier ones. Everything is checked in {@link #build()}.
+     */
+    public static final class Builder {
+        private Long seed;
+        private final Draft[] drafts = {new Draft(), new Draft()};
+        private final List<FaultRule> rules = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /** The seed; without one a random seed is chosen (read it back with {@link FaultInjector#seed()}). */
+        public Builder seed(long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        /** Both directions' plans. */
+        public Builder plan(FaultPlan plan) {
+            return plan(null, plan);
+        }
+
+        public Builder plan(Direction d, FaultPlan plan) {
+            for (Draft x : drafts(d)) {
+                x.copy(plan);
+            }
+            return this;
+        }
+
+        public Builder drop(double p) {
+            return drop(null, p);
+        }
+
+        public Builder drop(Direction d, double p) {
+            for (Draft x : drafts(d)) {
+                x.drop = p;
+            }
+            return this;
+        }
+
+        public Builder duplicate(double p) {
+            return duplicate(null, p);
+        }
+
+        public Builder duplicate(Direction d, double p) {
+            for (Draft x : drafts(d)) {
+                x.duplicate = p;
+            }
+            return this;
+        }
+
+        public Builder reorder(double p) {
+            return reorder(null, p);
+        }
+
+        public Builder reorder(Direction d, double p) {
+            for (Draft x : drafts(d)) {
+                x.reorder = p;
+            }
+            return this;
+        }
+
+        public Builder delay(double p) {
+            return delay(null, p);
+        }
+
+        public Builder delay(Direction d, double p) {
+            for (Draft x : drafts(d)) {
+                x.delay = p;
+            }
+            return this;
+        }
+
+        public Builder corrupt(double p) {
+            return corrupt(null, p);
+        }
+
+        public Builder corrupt(Direction d, double p) {
+            for (Draft x : drafts(d)) {
+                x.corrupt = p;
+            }
+            return this;
+        }
+
+        public Builder delayMicros(long micros) {
+            return delayMicros(null, micros);
+        }
+
+        public Builder delayMicros(Direction d, long micros) {
+            for (Draft x : drafts(d)) {
+                x.delayMicros = micros;
+            }
+            return this;
+        }
+
+        public Builder reorderDepth(int datagrams) {
+            return reorderDepth(null, datagrams);
+        }
+
+        public Builder reorderDepth(Direction d, int datagrams) {
+            for (Draft x : drafts(d)) {
+                x.reorderDepth = datagrams;
+            }
+            return this;
+        }
+
+        public Builder reorderTimeoutMicros(long micros) {
+            return reorderTimeoutMicros(null, micros);
+        }
+
+        public Builder reorderTimeoutMicros(Direction d, long micros) {
+            for (Draft x : drafts(d)) {
+                x.reorderTimeoutMicros = micros;
+            }
+            return this;
+        }
+
+        /** A rule to add, in order, when the injector is built. */
+        public Builder rule(FaultRule rule) {
+            rules.add(rule);
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the direction, if a plan is invalid */
+        public FaultInjector build() {
+            FaultPlan inPlan = drafts[0].toPlan(Direction.IN);
+            FaultPlan outPlan = drafts[1].toPlan(Direction.OUT);
+            FaultInjector f = new FaultInjector(seed != null ? seed : ThreadLocalRandom.current().nextLong(), inPlan, outPlan);
+            for (FaultRule r : rules) {
+                f.addRule(r);
+            }
+            return f;
+        }
+
+        private Draft[] drafts(Direction d) {
+            return d == null ? drafts : new Draft[] {drafts[d.ordinal()]};
+        }
+    }
+
+    /** A plan being built, unchecked until {@link #toPlan}. */
+    private static final class Draft {
+        double drop;
+        double duplicate;
+        double reorder;
+        double delay;
+        double corrupt;
+        long delayMicros = FaultPlan.DEFAULT_DELAY_MICROS;
+        int reorderDepth = FaultPlan.DEFAULT_REORDER_DEPTH;
+        long reorderTimeoutMicros = FaultPlan.DEFAULT_REORDER_TIMEOUT_MICROS;
+
+        void copy(FaultPlan p) {
+            drop = p.drop();
+            duplicate = p.duplicate();
+            reorder = p.reorder();
+            delay = p.delay();
+            corrupt = p.corrupt();
+            delayMicros = p.delayMicros();
+            reorderDepth = p.reorderDepth();
+            reorderTimeoutMicros = p.reorderTimeoutMicros();
+        }
+
+        FaultPlan toPlan(Direction d) {
+            try {
+                return new FaultPlan(drop, duplicate, reorder, delay, corrupt, delayMicros, reorderDepth, reorderTimeoutMicros);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(d.key() + "bound: " + e.getMessage(), e);
+            }
+        }
+    }
+}
