@@ -69,10 +69,14 @@ final class Completer {
             return;
         }
         int psn = p.psn();
-        // a response must name a PSN that was sent: between the oldest unacknowledged and the next new one
-        if (Psn.compare(psn, qp.requester.sqPsn) >= 0 || Psn.compare(psn, Psn.add(unackedPsn, -1)) < 0) {
+        // a response must name a PSN that was sent; one from before the oldest unacknowledged PSN is stale
+        if (Psn.compare(psn, qp.requester.sqPsn) >= 0) {
             tx.counters().ghostResponse++;
             qp.counters.ghostResponses++;
+            return;
+        }
+        if (Psn.compare(psn, Psn.add(unackedPsn, -1)) < 0) {
+            qp.counters.duplicatesSeen++;
             return;
         }
         Opcode op = p.opcode();
@@ -121,10 +125,6 @@ final class Completer {
      */
     private boolean ackThrough(int psn) {
         boolean advanced = false;
-        if (Psn.compare(psn, unackedPsn) >= 0) {
-            unackedPsn = Psn.next(psn);
-            advanced = true;
-        }
         while (qp.sqRetired != qp.sqPosted) {
             SendWqe w = qp.sqSlot(qp.sqRetired);
             if (!w.started) break;
@@ -135,7 +135,15 @@ final class Completer {
                 }
                 break;
             }
-            if (Psn.compare(w.lastPsn, psn) > 0 || !w.fullySent()) break;
+            if (Psn.compare(w.lastPsn, psn) > 0 || !w.fullySent()) {
+                // an ACK inside a long message (AckReq every 64 packets) acknowledges part of it
+                if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, unackedPsn) >= 0) {
+                    unackedPsn = Psn.next(psn);
+                    advanced = true;
+                }
+                break;
+            }
+            unackedPsn = Psn.next(w.lastPsn);
             retire(w, WcStatus.SUCCESS, 0);
             advanced = true;
         }

@@ -88,19 +88,19 @@ final class Requester {
     private boolean transmit(SendWqe w, Completer comp) {
         if (w.opcode.isReadOrAtomic()) {
             if (w.nextPkt == 0) {
+                comp.packetSent(); // timer armed before the packet leaves, so its deadline predates any reply
                 if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                 else sendAtomic(w);
                 w.nextPkt = 1;
-                comp.packetSent();
             }
             return true;
         }
         while (w.nextPkt < w.npkts) {
             int psn = Psn.add(w.firstPsn, w.nextPkt);
             if (w.nextPkt > 0 && windowFull(comp, psn)) return false;
+            comp.packetSent();
             sendDataPacket(w, w.nextPkt, psn);
             w.nextPkt++;
-            comp.packetSent();
         }
         return true;
     }
