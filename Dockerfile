@@ -3,6 +3,10 @@
 #   docker build -t jroce .
 #   docker run --rm --network host -v "$PWD/cli/examples:/data:ro" jroce inspect /data/sample.pcap
 #
+# Two nodes in two containers (host networking: both bind UDP 4791 on the host's addresses):
+#   docker run -d --name jroce-a --network host jroce node --bind 127.0.0.1 --script /opt/jroce/examples/server.jroce
+#   docker run --rm --network host jroce node --bind 127.0.0.2 --peer 127.0.0.1 --script /opt/jroce/examples/client.jroce
+#
 # The build skips the tests: they read golden vectors from ../shared beside the
 # checkout, which is outside the build context. CI runs them (.ci/run).
 
@@ -15,6 +19,8 @@ RUN mvn -B -ntp -DskipTests package
 # ---- stage 2: runtime
 FROM eclipse-temurin:17-jre
 COPY --from=build /src/cli/target/jroce.jar /opt/jroce/jroce.jar
+# example sessions for 'jroce node --script /opt/jroce/examples/server.jroce' (and client.jroce)
+COPY --from=build /src/cli/examples /opt/jroce/examples
 WORKDIR /data
 # RoCEv2: InfiniBand transport over UDP, destination port 4791
 EXPOSE 4791/udp

@@ -1,395 +1,403 @@
 package io.jroce.cli;
 
-import io.jroce.endpoint.Access;
-import io.jroce.endpoint.CompletionQueue;
-import io.jroce.endpoint.Device;
-import io.jroce.endpoint.DeviceConfig;
-import io.jroce.endpoint.MemoryRegion;
-import io.jroce.endpoint.Mtu;
-import io.jroce.endpoint.ProtectionDomain;
-import io.jroce.endpoint.QpAttr;
-import io.jroce.endpoint.QpInitAttr;
-import io.jroce.endpoint.QpState;
-import io.jroce.endpoint.QueuePair;
-import io.jroce.endpoint.ReceiveWorkRequest;
-import io.jroce.endpoint.SendWorkRequest;
-import io.jroce.endpoint.Sge;
-import io.jroce.endpoint.WcOpcode;
-import io.jroce.endpoint.WcStatus;
-import io.jroce.endpoint.WorkCompletion;
-import io.jroce.endpoint.WrOpcode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.net.InetAddress;
-import java.nio.ByteBuffer;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.SplittableRandom;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
- * {@code jroce demo}: two devices on two loopback addresses exchange SEND (with and without immediate),
- * RDMA WRITE (with and without immediate), RDMA READ, CMP_SWAP and FETCH_ADD over real UDP, every byte
- * verified, then a short throughput and latency run. Exit 0 only if everything matched.
+ * {@code jroce demo}: two {@code jroce node} child processes (the same java, the same jar) on two loopback
+ * addresses run the example sessions {@code server.jroce} and {@code client.jroce}: SEND, RDMA WRITE, RDMA READ
+ * and atomics, every completion and every byte checked. The parent collects the machine-readable
+ * {@code result} lines of both and prints one table. {@code --in-process} runs the older single-JVM sweep and
+ * benchmark instead.
  */
 @Command(name = "demo",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Run two RoCEv2 nodes on two loopback addresses and exchange SEND, RDMA WRITE, RDMA READ and atomics "
-                    + "across sizes from 0 bytes to 1 MiB, verifying every byte; then measure single-QP RDMA WRITE "
-                    + "goodput and 64-byte SEND round-trip latency.",
-            "Exit status: 0 if every transfer verified, 1 if anything differed or failed, 2 on bad usage."
+            "Start two 'jroce node' processes on two loopback addresses that run the example sessions "
+                    + "(cli/examples/server.jroce and client.jroce: SEND, RDMA WRITE, RDMA READ and atomics with "
+                    + "expectations and SHA-256 checks), then print what each operation took.",
+            "With --in-process: both nodes in this JVM, every operation from 0 bytes to 1 MiB verified, then "
+                    + "single-QP RDMA WRITE goodput and 64-byte SEND round-trip latency (for benchmarks).",
+            "Exit status: 0 if both sessions met every expectation (or every transfer verified), 1 otherwise, 2 on bad usage."
         })
 final class DemoCommand implements Callable<Integer> {
-    private static final int[] SIZES = {0, 1, 4095, 4096, 4097, 65536, 1 << 20};
+    /** How long a node may run on after its peer failed: it is probably waiting for that peer. */
+    private static final long AFTER_PEER_FAILED_MS = 5_000;
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--node-a", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "Address of node A (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--in-process", description = "Run both nodes in this JVM: the full verification sweep and the performance measurement.")
+    boolean inProcess;
+
+    @Option(names = "--node-a", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "Address of node A, the passive side (default: ${DEFAULT-VALUE}).")
     String addrA;
 
-    @Option(names = "--node-b", paramLabel = "ADDR", defaultValue = "127.0.0.2", description = "Address of node B (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--node-b", paramLabel = "ADDR", defaultValue = "127.0.0.2", description = "Address of node B, the active side (default: ${DEFAULT-VALUE}).")
     String addrB;
 
     @Option(names = "--mtu", paramLabel = "BYTES", defaultValue = "4096", description = "Path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE}).")
     int mtu;
 
-    @Option(names = "--iters", paramLabel = "N", defaultValue = "4", description = "Messages per operation and size (default: ${DEFAULT-VALUE}).")
-    int iters;
-
-    @Option(names = "--seed", paramLabel = "N", description = "Seed for payloads and starting PSNs (default: random, printed).")
-    Long seed;
-
-    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every datagram both nodes send to this pcap file.")
+    @Option(names = "--pcap", paramLabel = "PATH",
+            description = "Keep captures: a directory that receives node-a.pcap and node-b.pcap (with --in-process: one pcap file).")
     Path pcap;
 
-    @Option(names = "--no-bench", description = "Skip the throughput and latency measurement.")
+    @Option(names = "--port", paramLabel = "N", defaultValue = "" + NodeCommand.DEFAULT_TCP_PORT,
+            description = "TCP port of the nodes' connection exchange (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--timeout", paramLabel = "S", defaultValue = "120", description = "Give up on the nodes after S seconds (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    @Option(names = "--iters", paramLabel = "N", defaultValue = "4", description = "--in-process: messages per operation and size (default: ${DEFAULT-VALUE}).")
+    int iters;
+
+    @Option(names = "--seed", paramLabel = "N", description = "--in-process: seed for payloads and starting PSNs (default: random, printed).")
+    Long seed;
+
+    @Option(names = "--no-bench", description = "--in-process: skip the throughput and latency measurement.")
     boolean noBench;
 
-    @Option(names = "--bench-seconds", paramLabel = "S", defaultValue = "2", description = "Length of the WRITE goodput run (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--bench-seconds", paramLabel = "S", defaultValue = "2", description = "--in-process: length of the WRITE goodput run (default: ${DEFAULT-VALUE}).")
     double benchSeconds;
 
-    private PrintWriter out;
-    private SplittableRandom random;
-    private int failures;
+    private final Launcher launcher;
+
+    DemoCommand() {
+        this(new ProcessLauncher());
+    }
+
+    /** For tests: start the nodes some other way (in this JVM, on threads). */
+    DemoCommand(Launcher launcher) {
+        this.launcher = launcher;
+    }
+
+    /** Starts one {@code jroce node} with the given arguments (everything after {@code jroce}). */
+    interface Launcher {
+        Node start(String label, List<String> args) throws IOException;
+    }
+
+    /** A running node. */
+    interface Node {
+        /** Waits up to {@code millis}; the exit status, or null while it runs. */
+        Integer exit(long millis) throws InterruptedException;
+
+        List<String> out();
+
+        List<String> err();
+
+        void kill();
+    }
 
     @Override
     public Integer call() throws Exception {
-        out = spec.commandLine().getOut();
-        Mtu pathMtu;
+        if (inProcess) {
+            return new InProcessDemo(spec, addrA, addrB, mtu, iters, seed, pcap, noBench, benchSeconds).call();
+        }
+        for (String o : List.of("--iters", "--seed", "--no-bench", "--bench-seconds")) {
+            if (spec.commandLine().getParseResult().hasMatchedOption(o)) throw usage(o + " applies to --in-process only");
+        }
         try {
-            pathMtu = Mtu.ofBytes(mtu);
+            io.jroce.endpoint.Mtu.ofBytes(mtu);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            throw usage("--mtu: " + e.getMessage());
         }
-        if (iters < 1) throw new ParameterException(spec.commandLine(), "--iters must be at least 1");
-        InetAddress a = resolve(addrA);
-        InetAddress b = resolve(addrB);
-        long s = seed != null ? seed : new SplittableRandom().nextLong();
-        random = new SplittableRandom(s);
-        out.printf("jroce demo: node A %s, node B %s, path MTU %d, seed %d%n", a.getHostAddress(), b.getHostAddress(), mtu, s);
-
-        DeviceConfig ca = new DeviceConfig(a);
-        if (pcap != null) ca.pcap(pcap); // A records what it sends and what it receives: every datagram of both nodes
-        try (Device devA = Device.open(ca); Device devB = Device.open(new DeviceConfig(b))) {
-            if (!devA.isEpoll()) out.println("warning: epoll unavailable, running on NIO");
-            Link link = new Link(devA, devB, pathMtu, random);
-            out.printf("%-22s %9s %6s %8s %10s %12s  %s%n", "operation", "size", "msgs", "packets", "time ms", "MB/s", "result");
-            for (WrOpcode op : new WrOpcode[] {WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE,
-                    WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_READ}) {
-                for (int size : SIZES) {
-                    row(link, op, size);
-                }
+        String a = address(addrA, "--node-a");
+        String b = address(addrB, "--node-b");
+        if (a.equals(b)) throw usage("--node-a and --node-b must differ: each node binds UDP 4791 on its own address");
+        if (timeoutSeconds < 1) throw usage("--timeout must be at least 1 second");
+        if (pcap != null) {
+            try {
+                Files.createDirectories(pcap);
+            } catch (IOException e) {
+                throw usage("--pcap: cannot create directory " + pcap + ": " + e.getMessage());
             }
-            row(link, WrOpcode.ATOMIC_CMP_AND_SWP, 8);
-            row(link, WrOpcode.ATOMIC_FETCH_AND_ADD, 8);
-            if (!noBench && failures == 0) bench(link);
-            long drops = devA.counters().totalDrops() + devB.counters().totalDrops();
-            out.printf("counters: A %s%n          B %s%n", brief(devA), brief(devB));
-            if (drops != 0) out.println("note: " + drops + " datagrams were dropped and recovered (see counters)");
         }
-        if (pcap != null) out.println("capture: " + pcap + " (jroce inspect " + pcap + ")");
-        out.println(failures == 0 ? "demo: all transfers verified" : "demo: " + failures + " check(s) FAILED");
-        out.flush();
-        return failures == 0 ? 0 : 1;
-    }
-
-    private static String brief(Device d) {
-        var c = d.counters();
-        return String.format("packets out %d in %d, retransmits %d, timeouts %d, drops %d", c.packetsOut, c.packetsIn,
-                c.retransmits, c.timeouts, c.totalDrops());
-    }
-
-    private InetAddress resolve(String s) {
+        PrintWriter out = spec.commandLine().getOut();
+        Path work = Files.createTempDirectory("jroce-demo");
         try {
-            InetAddress addr = InetAddress.getByName(s);
-            if (!addr.isLoopbackAddress()) {
-                throw new ParameterException(spec.commandLine(), "the demo runs on loopback only; " + s + " is not in 127.0.0.0/8");
+            Path serverScript = Files.writeString(work.resolve("server.jroce"), DemoSessions.SERVER);
+            Path clientScript = Files.writeString(work.resolve("client.jroce"), DemoSessions.CLIENT);
+            List<String> argsA = nodeArgs(a, null, serverScript, "node-a.pcap");
+            List<String> argsB = nodeArgs(b, a, clientScript, "node-b.pcap");
+            out.printf("jroce demo: two jroce node processes, A on %s runs server.jroce, B on %s runs client.jroce (path MTU %d)%n",
+                    a, b, mtu);
+            out.flush();
+            long t0 = System.nanoTime();
+            Node nodeA = launcher.start("A", argsA);
+            Node nodeB;
+            try {
+                nodeB = launcher.start("B", argsB);
+            } catch (IOException | RuntimeException e) {
+                nodeA.kill();
+                throw e;
             }
-            return addr;
-        } catch (IOException e) {
-            throw new ParameterException(spec.commandLine(), "cannot resolve " + s + ": " + e.getMessage());
+            Integer[] exits = awaitBoth(nodeA, nodeB);
+            double secs = (System.nanoTime() - t0) / 1e9;
+            return report(out, nodeA, nodeB, exits, secs, work.toString() + java.io.File.separator);
+        } finally {
+            deleteTree(work);
         }
     }
 
-    private void row(Link link, WrOpcode op, int size) throws InterruptedException {
-        long p0 = link.packets();
-        long t0 = System.nanoTime();
-        String problem = null;
-        for (int i = 0; i < iters && problem == null; i++) {
-            problem = link.transfer(op, size);
-        }
-        long t1 = System.nanoTime();
-        long packets = link.packets() - p0;
-        double ms = (t1 - t0) / 1e6;
-        double mbps = size == 0 ? 0 : (double) size * iters / ((t1 - t0) / 1e9) / 1e6;
-        if (problem != null) failures++;
-        out.printf("%-22s %9d %6d %8d %10.2f %12.1f  %s%n", op, size, iters, packets, ms, mbps, problem == null ? "ok" : "FAILED: " + problem);
-        out.flush();
+    private List<String> nodeArgs(String bind, String peer, Path script, String pcapName) {
+        List<String> args = new ArrayList<>(List.of("node", "--bind", bind, "--port", Integer.toString(port), "--mtu",
+                Integer.toString(mtu), "--results", "--script", script.toString()));
+        if (peer != null) args.addAll(List.of("--peer", peer));
+        if (pcap != null) args.addAll(List.of("--pcap", pcap.resolve(pcapName).toString()));
+        return args;
     }
 
-    private void bench(Link link) throws InterruptedException {
+    /** Both exit statuses; a node still running after the deadline, or long after its peer failed, is killed (null). */
+    private Integer[] awaitBoth(Node nodeA, Node nodeB) throws InterruptedException {
+        Node[] nodes = {nodeA, nodeB};
+        Integer[] exits = new Integer[2];
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        boolean shortened = false;
+        while (exits[0] == null || exits[1] == null) {
+            for (int i = 0; i < 2; i++) {
+                if (exits[i] == null) exits[i] = nodes[i].exit(exits[1 - i] == null ? 25 : 100);
+                if (exits[i] != null && exits[i] != 0 && !shortened) {
+                    deadline = Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AFTER_PEER_FAILED_MS));
+                    shortened = true;
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                for (int i = 0; i < 2; i++) {
+                    if (exits[i] == null) nodes[i].kill();
+                }
+                break;
+            }
+        }
+        return exits;
+    }
+
+    /** One parsed {@code result op=...} line. */
+    record Row(String node, String op, long size, long packets, double micros, String status, long atMillis) {
+    }
+
+    /** The {@code result op=} lines of a node's output. */
+    static List<Row> rows(String node, List<String> lines) {
+        List<Row> rows = new ArrayList<>();
+        for (String line : lines) {
+            Map<String, String> kv = resultFields(line);
+            if (kv == null || !kv.containsKey("op")) continue;
+            try {
+                String flags = kv.getOrDefault("flags", "");
+                rows.add(new Row(node, kv.get("op") + (flags.isEmpty() ? "" : " (" + flags.replace(",", ", ") + ")"),
+                        Long.parseLong(kv.getOrDefault("size", "0")), Long.parseLong(kv.getOrDefault("packets", "0")),
+                        Double.parseDouble(kv.getOrDefault("time_us", "0")), kv.getOrDefault("status", "?"),
+                        Long.parseLong(kv.getOrDefault("at_ms", "0"))));
+            } catch (NumberFormatException ignored) {
+                // a malformed line is not a result
+            }
+        }
+        return rows;
+    }
+
+    /** The key=value fields of a "result ..." line, or null for any other line. */
+    static Map<String, String> resultFields(String line) {
+        if (!line.startsWith("result ")) return null;
+        Map<String, String> kv = new LinkedHashMap<>();
+        for (String word : line.substring(7).trim().split("\\s+")) {
+            int eq = word.indexOf('=');
+            if (eq > 0) kv.put(word.substring(0, eq), word.substring(eq + 1));
+            else kv.put(word, "");
+        }
+        return kv;
+    }
+
+    /** {@code scripts}: the temporary directory of the session files, left out of the lines shown. */
+    private int report(PrintWriter out, Node nodeA, Node nodeB, Integer[] exits, double secs, String scripts) {
+        List<Row> rows = new ArrayList<>(rows("A", nodeA.out()));
+        rows.addAll(rows("B", nodeB.out()));
+        rows.sort(Comparator.comparingLong(Row::atMillis)); // one machine, one clock: the order they completed in
         out.println();
-        out.println("performance (single QP, same JVM, loopback):");
-        // RDMA WRITE goodput, 1 MiB messages, 8 in flight
-        int size = 1 << 20;
-        int depth = 8;
-        long deadline = System.nanoTime() + (long) (benchSeconds * 1e9);
-        long bytes = 0;
-        long t0 = System.nanoTime();
-        int inFlight = 0;
-        WorkCompletion[] wcs = new WorkCompletion[depth];
-        long posted = 0;
-        while (System.nanoTime() < deadline || inFlight > 0) {
-            while (inFlight < depth && System.nanoTime() < deadline) {
-                link.qpA.postSend(new SendWorkRequest(posted++, WrOpcode.RDMA_WRITE, new Sge(link.srcA.address(), size, link.srcA.lkey()))
-                        .remote(link.dstB.address(), link.dstB.rkey()).signaled());
-                inFlight++;
+        out.printf("%-4s  %-30s %9s %8s %11s  %s%n", "node", "operation", "bytes", "packets", "time", "status");
+        for (Row r : rows) {
+            out.printf("%-4s  %-30s %9d %8d %11s  %s%n", r.node(), r.op(), r.size(), r.packets(), time(r.micros()), r.status());
+        }
+        out.println();
+        boolean ok = true;
+        String[] names = {"A", "B"};
+        String[] addrs = {addrA, addrB};
+        Node[] nodes = {nodeA, nodeB};
+        for (int i = 0; i < 2; i++) {
+            Integer exit = exits[i];
+            Map<String, String> summary = null;
+            String counters = null;
+            for (String line : nodes[i].out()) {
+                Map<String, String> kv = resultFields(line);
+                if (kv != null && kv.containsKey("summary")) summary = kv;
+                if (line.startsWith("counters device ")) counters = line.substring(line.indexOf(':') + 1).trim();
             }
-            int n = link.cqA.poll(wcs, wcs.length, 10, TimeUnit.SECONDS);
-            if (n == 0) {
-                failures++;
-                out.println("  RDMA WRITE goodput: FAILED (no completion within 10 s)");
-                return;
-            }
-            for (int i = 0; i < n; i++) {
-                if (wcs[i].status() != WcStatus.SUCCESS) {
-                    failures++;
-                    out.println("  RDMA WRITE goodput: FAILED " + wcs[i]);
-                    return;
+            boolean good = exit != null && exit == 0;
+            ok &= good;
+            String met = summary == null ? "" : summary.get("expects") + " expectations and " + summary.get("compares") + " comparisons met, ";
+            Integer other = exits[1 - i];
+            out.printf("node %s %s: %s%s%n", names[i], addrs[i], good ? met : "FAILED, ", exit != null ? "exit " + exit
+                    : other != null && other != 0 ? "stopped after node " + names[1 - i] + " failed (it was waiting for its peer)"
+                    : "killed: still running after --timeout " + timeoutSeconds + " s");
+            if (counters != null) out.printf("  counters: %s%n", counters);
+            if (!good) {
+                for (String line : nodes[i].err()) out.println("  " + line.replace(scripts, ""));
+                List<String> tail = nodes[i].out().stream().filter(l -> !l.startsWith("result ")).toList();
+                if (nodes[i].err().isEmpty()) {
+                    for (String line : tail.subList(Math.max(0, tail.size() - 8), tail.size())) out.println("  | " + line);
                 }
-                bytes += size;
-                inFlight--;
             }
         }
-        double secs = (System.nanoTime() - t0) / 1e9;
-        out.printf("  RDMA WRITE 1 MiB x %d, MTU %d: %.2f Gbit/s goodput (%.0f MB/s)%n", bytes / size, mtu, bytes * 8 / secs / 1e9, bytes / secs / 1e6);
-
-        // 64-byte SEND ping-pong round trips
-        int rounds = 10_000;
-        long[] rtt = new long[rounds];
-        for (int i = 0; i < 200 + rounds; i++) {
-            long s = System.nanoTime();
-            String problem = link.pingPong(64);
-            if (problem != null) {
-                failures++;
-                out.println("  SEND 64 B round trip: FAILED " + problem);
-                return;
-            }
-            if (i >= 200) rtt[i - 200] = System.nanoTime() - s;
+        if (pcap != null) {
+            out.printf("captures: %s and %s (jroce inspect FILE, or open them in Wireshark)%n", pcap.resolve("node-a.pcap"),
+                    pcap.resolve("node-b.pcap"));
         }
-        Arrays.sort(rtt);
-        out.printf("  SEND 64 B round trip (%d): median %.1f us, p99 %.1f us, min %.1f us%n", rounds,
-                rtt[rounds / 2] / 1e3, rtt[(int) (rounds * 0.99)] / 1e3, rtt[0] / 1e3);
+        out.printf(ok ? "demo: both sessions met every expectation (%.1f s)%n" : "demo: FAILED (%.1f s)%n", secs);
+        out.flush();
+        return ok ? 0 : Main.EXIT_FAILURE;
     }
 
-    /** One connected QP pair with registered buffers on both nodes. */
-    private static final class Link {
-        final Device devA;
-        final Device devB;
-        final QueuePair qpA;
-        final QueuePair qpB;
-        final CompletionQueue cqA;
-        final CompletionQueue cqB;
-        final MemoryRegion srcA;
-        final MemoryRegion dstA;
-        final MemoryRegion srcB;
-        final MemoryRegion dstB;
-        final MemoryRegion word;
-        final MemoryRegion result;
-        final SplittableRandom random;
-        private final WorkCompletion[] wc = {new WorkCompletion()};
-        private long nextId = 1;
+    static String time(double micros) {
+        if (micros < 1000) return String.format("%.0f us", micros);
+        if (micros < 1_000_000) return String.format("%.2f ms", micros / 1e3);
+        return String.format("%.2f s", micros / 1e6);
+    }
 
-        Link(Device a, Device b, Mtu mtu, SplittableRandom random) {
-            this.devA = a;
-            this.devB = b;
-            this.random = random;
-            int cap = (1 << 20) + 4096;
-            ProtectionDomain pdA = a.allocPd();
-            ProtectionDomain pdB = b.allocPd();
-            int remote = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
-            srcA = pdA.allocateAndRegister(cap, Access.LOCAL_WRITE);
-            dstA = pdA.allocateAndRegister(cap, Access.LOCAL_WRITE);
-            srcB = pdB.allocateAndRegister(cap, remote);
-            dstB = pdB.allocateAndRegister(cap, remote);
-            word = pdB.allocateAndRegister(64, remote);
-            result = pdA.allocateAndRegister(8, Access.LOCAL_WRITE);
-            cqA = a.createCq(256);
-            cqB = b.createCq(256);
-            qpA = pdA.createQp(new QpInitAttr(cqA).maxSendWr(64).maxRecvWr(64));
-            qpB = pdB.createQp(new QpInitAttr(cqB).maxSendWr(64).maxRecvWr(64));
-            int psnA = random.nextInt(1 << 24);
-            int psnB = random.nextInt(1 << 24);
-            connect(qpA, b, qpB.qpNum(), mtu, psnB, psnA);
-            connect(qpB, a, qpA.qpNum(), mtu, psnA, psnB);
+    private String address(String text, String option) {
+        try {
+            return SessionLanguage.address(text).getHostAddress();
+        } catch (IllegalArgumentException e) {
+            throw usage(option + ": " + e.getMessage());
+        }
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException ignored) {
+            // a temporary directory left behind is harmless
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    /** Child processes: this JVM's java binary and this jar (or class path, when not run from the jar). */
+    static final class ProcessLauncher implements Launcher {
+        @Override
+        public Node start(String label, List<String> args) throws IOException {
+            List<String> cmd = javaCommand();
+            cmd.addAll(args);
+            Process p = new ProcessBuilder(cmd).start();
+            p.getOutputStream().close();
+            return new ProcessNode(p, label);
         }
 
-        private static void connect(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn) {
-            int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(access));
-            qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(mtu).destQpNum(peerQpn)
-                    .rqPsn(rqPsn).maxDestRdAtomic(4).minRnrTimer(12));
-            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(4));
+        static List<String> javaCommand() {
+            String java = ProcessHandle.current().info().command()
+                    .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            List<String> cmd = new ArrayList<>(List.of(java));
+            for (String prop : List.of("logback.configurationFile", "jroce.cq.spinMicros")) {
+                String v = System.getProperty(prop);
+                if (v != null) cmd.add("-D" + prop + "=" + v);
+            }
+            Path code = codeSource();
+            if (code != null && Files.isRegularFile(code) && code.toString().endsWith(".jar")) {
+                cmd.addAll(List.of("-jar", code.toString()));
+            } else {
+                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            }
+            return cmd;
         }
 
-        long packets() {
-            return devA.counters().packetsOut + devB.counters().packetsOut;
+        private static Path codeSource() {
+            try {
+                var src = Main.class.getProtectionDomain().getCodeSource();
+                return src == null ? null : Path.of(src.getLocation().toURI());
+            } catch (URISyntaxException | RuntimeException e) {
+                return null;
+            }
+        }
+    }
+
+    private static final class ProcessNode implements Node {
+        private final Process process;
+        private final List<String> out = Collections.synchronizedList(new ArrayList<>());
+        private final List<String> err = Collections.synchronizedList(new ArrayList<>());
+        private final Thread outReader;
+        private final Thread errReader;
+
+        ProcessNode(Process process, String label) {
+            this.process = process;
+            this.outReader = reader(process.getInputStream(), out, "jroce-demo-" + label + "-out");
+            this.errReader = reader(process.getErrorStream(), err, "jroce-demo-" + label + "-err");
         }
 
-        private void fill(MemoryRegion mr, int len) {
-            ByteBuffer bb = mr.buffer();
-            byte[] chunk = new byte[Math.min(len, 65536)];
-            int done = 0;
-            while (done < len) {
-                int n = Math.min(chunk.length, len - done);
-                for (int i = 0; i < n; i++) chunk[i] = (byte) random.nextInt(256);
-                bb.put(chunk, 0, n);
-                done += n;
+        private static Thread reader(InputStream in, List<String> sink, String name) {
+            Thread t = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                    for (String line; (line = r.readLine()) != null; ) sink.add(line);
+                } catch (IOException ignored) {
+                    // the process ended
+                }
+            }, name);
+            t.setDaemon(true);
+            t.start();
+            return t;
+        }
+
+        @Override
+        public Integer exit(long millis) throws InterruptedException {
+            if (!process.waitFor(millis, TimeUnit.MILLISECONDS)) return null;
+            outReader.join(2_000);
+            errReader.join(2_000);
+            return process.exitValue();
+        }
+
+        @Override
+        public List<String> out() {
+            synchronized (out) {
+                return List.copyOf(out);
             }
         }
 
-        private static void zero(MemoryRegion mr) {
-            ByteBuffer bb = mr.buffer();
-            byte[] z = new byte[65536];
-            while (bb.hasRemaining()) bb.put(z, 0, Math.min(z.length, bb.remaining()));
-        }
-
-        private static String compare(MemoryRegion x, MemoryRegion y, int len) {
-            ByteBuffer bx = x.buffer().limit(len);
-            ByteBuffer by = y.buffer().limit(len);
-            int at = bx.mismatch(by);
-            if (at >= 0) return "byte " + at + " differs";
-            // the byte after the message must be untouched (zeroed before the transfer)
-            if (y.buffer().get(len) != 0) return "byte after the message was written";
-            return null;
-        }
-
-        private WorkCompletion poll(CompletionQueue cq) throws InterruptedException {
-            int n = cq.poll(wc, 1, 10, TimeUnit.SECONDS);
-            return n == 1 ? wc[0] : null;
-        }
-
-        /** One verified transfer; returns null or what went wrong. */
-        String transfer(WrOpcode op, int size) throws InterruptedException {
-            long id = nextId++;
-            int imm = random.nextInt();
-            switch (op) {
-                case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
-                    fill(srcA, size);
-                    zero(dstB);
-                    boolean needsRecv = op != WrOpcode.RDMA_WRITE;
-                    if (needsRecv) qpB.postRecv(new ReceiveWorkRequest(id, new Sge(dstB.address(), op.isSend() ? size + 1 : 0, dstB.lkey())));
-                    SendWorkRequest wr = new SendWorkRequest(id, op, new Sge(srcA.address(), size, srcA.lkey())).immData(imm).signaled();
-                    if (op.isWrite()) wr.remote(dstB.address(), dstB.rkey());
-                    qpA.postSend(wr);
-                    WorkCompletion s = poll(cqA);
-                    if (s == null) return "no send completion";
-                    if (s.status() != WcStatus.SUCCESS || s.wrId() != id) return "send completion " + s;
-                    if (needsRecv) {
-                        WorkCompletion r = poll(cqB);
-                        if (r == null) return "no receive completion";
-                        WcOpcode expect = op.isSend() ? WcOpcode.RECV : WcOpcode.RECV_RDMA_WITH_IMM;
-                        if (r.status() != WcStatus.SUCCESS || r.opcode() != expect || r.byteLen() != size || r.wrId() != id) {
-                            return "receive completion " + r;
-                        }
-                        boolean withImm = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
-                        if (withImm != r.hasImm() || (withImm && r.immData() != imm)) return "immediate data " + r;
-                    }
-                    return compare(srcA, dstB, size);
-                }
-                case RDMA_READ -> {
-                    fill(srcB, size);
-                    zero(dstA);
-                    qpA.postSend(new SendWorkRequest(id, op, new Sge(dstA.address(), size, dstA.lkey())).remote(srcB.address(), srcB.rkey()).signaled());
-                    WorkCompletion s = poll(cqA);
-                    if (s == null) return "no READ completion";
-                    if (s.status() != WcStatus.SUCCESS || s.opcode() != WcOpcode.RDMA_READ || s.byteLen() != size) return "READ completion " + s;
-                    return compare(srcB, dstA, size);
-                }
-                case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
-                    long before = word.getLong(0);
-                    long operand = random.nextLong();
-                    SendWorkRequest wr = new SendWorkRequest(id, op, Sge.of(result)).remote(word.address(), word.rkey()).signaled();
-                    long expectAfter;
-                    if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
-                        wr.compareAdd(before).swap(operand);
-                        expectAfter = operand;
-                    } else {
-                        wr.compareAdd(operand);
-                        expectAfter = before + operand;
-                    }
-                    qpA.postSend(wr);
-                    WorkCompletion s = poll(cqA);
-                    if (s == null) return "no atomic completion";
-                    if (s.status() != WcStatus.SUCCESS) return "atomic completion " + s;
-                    if (result.getLong(0) != before) return "original value " + result.getLong(0) + " != " + before;
-                    if (word.getLong(0) != expectAfter) return "remote word " + word.getLong(0) + " != " + expectAfter;
-                    return null;
-                }
-                default -> {
-                    return "unsupported " + op;
-                }
+        @Override
+        public List<String> err() {
+            synchronized (err) {
+                return List.copyOf(err);
             }
         }
 
-        /** A sends {@code size} bytes, B answers with the same; returns null or a problem. */
-        String pingPong(int size) throws InterruptedException {
-            long id = nextId++;
-            qpB.postRecv(new ReceiveWorkRequest(id, new Sge(dstB.address(), size, dstB.lkey())));
-            qpA.postRecv(new ReceiveWorkRequest(id, new Sge(dstA.address(), size, dstA.lkey())));
-            qpA.postSend(new SendWorkRequest(id, WrOpcode.SEND, new Sge(srcA.address(), size, srcA.lkey())));
-            WorkCompletion r = poll(cqB);
-            if (r == null || r.status() != WcStatus.SUCCESS) return "B receive " + r;
-            qpB.postSend(new SendWorkRequest(id, WrOpcode.SEND, new Sge(srcB.address(), size, srcB.lkey())).signaled());
-            // B's send completion and A's receive completion, in either order
-            int seen = 0;
-            CompletionQueue[] order = {cqA, cqB};
-            List<String> problems = new ArrayList<>();
-            for (CompletionQueue cq : order) {
-                WorkCompletion c = poll(cq);
-                if (c == null || c.status() != WcStatus.SUCCESS) problems.add(String.valueOf(c));
-                else seen++;
-            }
-            // unsignaled SENDs of A complete silently; retire them with a signaled one now and then
-            if (id % 32 == 0) {
-                qpA.postSend(new SendWorkRequest(-id, WrOpcode.RDMA_WRITE, new Sge(srcA.address(), 0, srcA.lkey()))
-                        .remote(dstB.address(), dstB.rkey()).signaled());
-                WorkCompletion c = poll(cqA);
-                if (c == null || c.status() != WcStatus.SUCCESS) problems.add(String.valueOf(c));
-            }
-            return seen == 2 && problems.isEmpty() ? null : problems.toString();
+        @Override
+        public void kill() {
+            process.destroyForcibly();
         }
     }
 }

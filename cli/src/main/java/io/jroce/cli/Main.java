@@ -32,6 +32,9 @@ import java.util.concurrent.Callable;
         subcommands = {
             InspectCommand.class,
             DemoCommand.class,
+            PingpongCommand.class,
+            PerfCommand.class,
+            NodeCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,
         })

@@ -87,6 +87,7 @@ final class Completer {
             default -> tx.counters().drop(DropReason.UNEXPECTED_OPCODE);
         }
         qp.requester.run();
+        ensureTimer();
     }
 
     private void onAck(RocePacket p, int psn) {
@@ -135,14 +136,19 @@ final class Completer {
                 }
                 break;
             }
-            if (Psn.compare(w.lastPsn, psn) > 0 || !w.fullySent()) {
+            if (Psn.compare(w.lastPsn, psn) > 0) {
                 // an ACK inside a long message (AckReq every 64 packets) acknowledges part of it
                 if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, unackedPsn) >= 0) {
                     unackedPsn = Psn.next(psn);
                     advanced = true;
+                    int acked = Psn.distance(w.firstPsn, unackedPsn);
+                    if (qp.requester.sqNext == qp.sqRetired && w.nextPkt < acked) w.nextPkt = acked; // skip what arrived
                 }
                 break;
             }
+            // Acknowledged through its last PSN: complete, even if a Go-Back-N pass was resending it
+            // (the responder had it all; the NAK or timeout that rewound us was about a later packet).
+            if (!w.fullySent()) w.nextPkt = w.npkts;
             unackedPsn = Psn.next(w.lastPsn);
             retire(w, WcStatus.SUCCESS, 0);
             advanced = true;
@@ -247,6 +253,17 @@ final class Completer {
 
     /** Go-Back-N from {@code psn}, counting against retry_cnt (IBA 9.7.6.1.1; rxe req_retry). */
     void retry(int psn) {
+        // Go-Back-N restarts at the earliest unfinished point: WQEs complete in order, so an incomplete
+        // READ or atomic at the head of the queue is resent too, even when the NAK names a later PSN.
+        if (qp.sqRetired != qp.sqPosted) {
+            SendWqe head = qp.sqSlot(qp.sqRetired);
+            if (head.started && head.opcode.isReadOrAtomic()) {
+                int resume = Psn.add(head.firstPsn, head.respPkts);
+                if (Psn.compare(resume, psn) < 0) psn = resume;
+            } else if (head.started && Psn.compare(psn, unackedPsn) < 0) {
+                psn = unackedPsn; // never resend what the responder already acknowledged
+            }
+        }
         if (retriedAt == psn) return; // this gap is already being resent
         if (retryLeft <= 0) {
             failOldest(WcStatus.RETRY_EXC_ERR, 0);
@@ -260,6 +277,16 @@ final class Completer {
         if (qp.requester.rewind(psn)) {
             retransmitAt = 0;
             qp.requester.run();
+        }
+        ensureTimer();
+    }
+
+    /** While anything is outstanding a retransmit timer runs, whatever path led here. */
+    void ensureTimer() {
+        if (retransmitAt == 0 && qp.timeoutNanos > 0 && !qp.requester.rnrWaiting && hasOutstanding()
+                && qp.state != QpState.ERR) {
+            retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
+            tx.timers().arm(qp);
         }
     }
 
@@ -313,21 +340,26 @@ final class Completer {
 
     private void retire(SendWqe w, WcStatus status, int vendorErr) {
         w.done = true;
-        if (status != WcStatus.SUCCESS || w.signaled) {
-            int byteLen = w.opcode.isAtomic() ? 8 : w.length;
-            qp.completeSend(w, status, byteLen, vendorErr);
-        }
+        boolean complete = status != WcStatus.SUCCESS || w.signaled;
+        long wrId = w.wrId;
+        WrOpcode op = w.opcode;
+        int byteLen = op.isAtomic() ? 8 : w.length;
+        // Free the slot before the completion becomes visible: a poller that sees it may post into the slot
+        // at once (so the WQE's fields are read above). Retiring first also keeps the flush of a CQ overrun,
+        // which starts at sqRetired, from retiring this WQE a second time.
         qp.sqRetired++;
         if (qp.requester.sqNext < qp.sqRetired) qp.requester.sqNext = qp.sqRetired;
+        if (complete) qp.completeSend(wrId, op, status, byteLen, vendorErr);
     }
 
     /** The oldest WQE fails with {@code status}; the QP goes to the error state and flushes. */
     void failOldest(WcStatus status, int vendorErr) {
+        qp.enterError("send WR failed: " + status);
         if (qp.sqRetired != qp.sqPosted) {
             SendWqe w = qp.sqSlot(qp.sqRetired);
             retire(w, status, vendorErr);
         }
         retransmitAt = 0;
-        qp.toError("send WR failed: " + status);
+        qp.flushIfError();
     }
 }

@@ -265,9 +265,9 @@ public final class QueuePair {
     // ------------------------------------------------------------------------------------------------
     // completions (event loop)
 
-    void completeSend(SendWqe w, WcStatus status, int byteLen, int vendorErr) {
-        WcOpcode op = w.opcode.completionOpcode();
-        if (!sendCq.push(w.wrId, status, op, byteLen, 0, qpn, 0, vendorErr, false) && state != QpState.ERR) {
+    void completeSend(long wrId, WrOpcode opcode, WcStatus status, int byteLen, int vendorErr) {
+        WcOpcode op = opcode.completionOpcode();
+        if (!sendCq.push(wrId, status, op, byteLen, 0, qpn, 0, vendorErr, false) && state != QpState.ERR) {
             toError("send CQ overrun");
         }
     }
@@ -440,11 +440,22 @@ public final class QueuePair {
 
     /** One line of live state for a 'stats' view: state, PSNs, outstanding WRs, retransmissions. */
     public String describe() {
-        return device.transport().call(() -> String.format(
-                "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d rq %d/%d retries %d timeouts %d%s",
-                qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
-                sqPosted - sqRetired, sq.length, rqPosted - rqConsumed, rq.length - 1, counters.retries, counters.timeouts,
-                errorReason == null ? "" : " error: " + errorReason));
+        return device.transport().call(() -> {
+            String head = "";
+            if (sqRetired != sqPosted) {
+                SendWqe w = sqSlot(sqRetired);
+                head = String.format(" head %s psn 0x%06x..0x%06x next_pkt %d resp %d%s", w.opcode, w.firstPsn, w.lastPsn,
+                        w.nextPkt, w.respPkts, w.started ? "" : " (not started)");
+            }
+            return String.format(
+                    "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d (cursor +%d) rq %d/%d"
+                            + " retries %d timeouts %d timer %s%s rd_atomic %d%s%s",
+                    qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
+                    sqPosted - sqRetired, sq.length, requester.sqNext - sqRetired, rqPosted - rqConsumed, rq.length - 1,
+                    counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
+                    requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, head,
+                    errorReason == null ? "" : " error: " + errorReason);
+        });
     }
 
     private void toReset() {
@@ -464,6 +475,15 @@ public final class QueuePair {
 
     /** Moves to ERR and flushes both queues (event loop). */
     void toError(String reason) {
+        enterError(reason);
+        flushIfError();
+    }
+
+    /**
+     * Moves to ERR without flushing yet (event loop), so that the WQE that failed can complete with its own
+     * status before the flush; the QP is already in ERR when that completion can be polled.
+     */
+    void enterError(String reason) {
         if (state != QpState.ERR) {
             errorReason = reason;
             state = QpState.ERR;
@@ -472,7 +492,6 @@ public final class QueuePair {
             requester.rnrWaiting = false;
             device.asyncEvent(AsyncEvent.QP_FATAL, null, this, reason);
         }
-        flushIfError();
     }
 
     /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (CQE-generation seed). */

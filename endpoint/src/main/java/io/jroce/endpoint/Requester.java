@@ -68,8 +68,9 @@ final class Requester {
         }
     }
 
+    /** True when {@code psn} lies a window or more past the oldest unacknowledged PSN (resends never wait). */
     private boolean windowFull(Completer comp, int psn) {
-        return Psn.distance(comp.unackedPsn, psn) >= tx.maxUnackedPsns() && comp.hasOutstanding();
+        return Psn.compare(psn, Psn.add(comp.unackedPsn, tx.maxUnackedPsns())) >= 0 && comp.hasOutstanding();
     }
 
     private void start(SendWqe w) {

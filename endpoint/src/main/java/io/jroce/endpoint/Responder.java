@@ -135,15 +135,13 @@ final class Responder {
         int len = p.payloadLength();
         if (recvOffset + len > r.capacity) {
             // the receive buffer is too short: local length error here, invalid request for the requester
-            qp.completeRecv(r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, false);
             inProgress = null;
-            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND longer than the receive buffer");
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND longer than the receive buffer", r, WcStatus.LOC_LEN_ERR);
             return;
         }
         if (!scatter(r, recvOffset, p.buffer(), p.payloadOffset(), len)) {
-            qp.completeRecv(r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, false);
             inProgress = null;
-            nakAndFail(Aeth.NakCode.REMOTE_OPERATIONAL_ERROR, psn, "receive buffer was deregistered");
+            nakAndFail(Aeth.NakCode.REMOTE_OPERATIONAL_ERROR, psn, "receive buffer was deregistered", r, WcStatus.LOC_PROT_ERR);
             return;
         }
         recvOffset += len;
@@ -163,8 +161,8 @@ final class Responder {
             int rkey = p.ieth().rkey();
             MemoryRegion target = tx.keys().byRkey(rkey);
             if (target == null || target.pd() != qp.pd() || !target.rkeyUsable()) {
-                qp.completeRecv(r, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, 0, 0, false);
-                nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND_WITH_INV names unknown rkey 0x" + Integer.toHexString(rkey));
+                nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND_WITH_INV names unknown rkey 0x" + Integer.toHexString(rkey),
+                        r, WcStatus.REM_INV_REQ_ERR);
                 return;
             }
             target.invalidateRkey();
@@ -182,12 +180,13 @@ final class Responder {
             int rkey = p.reth().rkey();
             long dmaLen = p.reth().dmaLengthUnsigned();
             MemoryRegion mr = tx.keys().byRkey(rkey);
-            if (dmaLen > MAX_DMA_LENGTH || !remoteOk(mr, va, dmaLen, Access.REMOTE_WRITE)) {
+            // IBA C9-88 (rxe check_rkey): a zero-length WRITE need not carry a valid R_Key or VA, so none is checked
+            if (dmaLen != 0 && (dmaLen > MAX_DMA_LENGTH || !remoteOk(mr, va, dmaLen, Access.REMOTE_WRITE))) {
                 nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA WRITE to rkey 0x" + Integer.toHexString(rkey)
                         + " va 0x" + Long.toHexString(va) + " len " + dmaLen + " is outside a writable region");
                 return;
             }
-            writeMr = mr;
+            writeMr = dmaLen == 0 ? null : mr;
             writeVa = va;
             writeRemaining = dmaLen;
             writeTotal = dmaLen;
@@ -239,7 +238,8 @@ final class Responder {
         int rkey = p.reth().rkey();
         long len = p.reth().dmaLengthUnsigned();
         MemoryRegion mr = tx.keys().byRkey(rkey);
-        if (len > MAX_DMA_LENGTH || !remoteOk(mr, va, len, Access.REMOTE_READ)) {
+        // IBA C9-88: as for WRITE, a zero-length READ is answered without looking at its R_Key or VA
+        if (len != 0 && (len > MAX_DMA_LENGTH || !remoteOk(mr, va, len, Access.REMOTE_READ))) {
             nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA READ from rkey 0x" + Integer.toHexString(rkey)
                     + " va 0x" + Long.toHexString(va) + " len " + len + " is outside a readable region");
             return;
@@ -260,7 +260,7 @@ final class Responder {
         r.va = va;
         r.rkey = rkey;
         r.length = len;
-        r.mr = mr;
+        r.mr = len == 0 ? null : mr;
         msn = (msn + 1) & Aeth.MSN_MASK; // C9-148: counted when the READ is accepted
         ePsn = Psn.add(psn, n);
         startStream(r, psn, va, len);
@@ -406,7 +406,7 @@ final class Responder {
                     if (Psn.compare(psn, r.firstPsn) < 0 || Psn.compare(psn, r.lastPsn) > 0) continue;
                     // the retry must ask for the same bytes or a tail of them, under the same key
                     if (p.reth().rkey() != r.rkey || va < r.va || va + len > r.va + r.length) break;
-                    if (!r.mr.rkeyUsable()) break;
+                    if (r.mr != null && !r.mr.rkeyUsable()) break;
                     startStream(r, psn, va, len);
                     return;
                 }
@@ -449,9 +449,16 @@ final class Responder {
     }
 
     private void nakAndFail(Aeth.NakCode code, int psn, String why) {
+        nakAndFail(code, psn, why, null, null);
+    }
+
+    /** NAKs and moves to ERR; {@code failed}, the receive WQE in use, completes with {@code status} once in ERR. */
+    private void nakAndFail(Aeth.NakCode code, int psn, String why, RecvWqe failed, WcStatus status) {
         qp.counters.naksSent++;
         sendAck(Aeth.nak(code), psn);
-        qp.toError("responder: " + why + " (NAK " + code + ")");
+        qp.enterError("responder: " + why + " (NAK " + code + ")");
+        if (failed != null) qp.completeRecv(failed, status, WcOpcode.RECV, 0, 0, 0, false);
+        qp.flushIfError();
     }
 
     /** Scatters payload into a receive WQE's SGEs at message offset {@code off}; false if a region is gone. */

@@ -71,7 +71,6 @@ class DataPathMatrixTest {
             Pair.assertEmpty(c.cqB);
             assertEquals(QpState.RTS, c.qpA.state());
             assertEquals(QpState.RTS, c.qpB.state());
-            if (Boolean.getBoolean("jroce.debugCounters")) System.out.println(op + " " + size + "@" + mtuBytes + " A " + p.a.counters() + "\n   B " + p.b.counters());
             assertEquals(0, p.a.counters().drops(DropReason.ICRC));
             assertEquals(0, p.b.counters().drops(DropReason.ICRC));
         }
@@ -95,6 +94,7 @@ class DataPathMatrixTest {
 
         WorkCompletion s = Pair.await(c.cqA, 1, 20_000).get(0);
         Wcs.assertOk(s, SEND_WR, WcOpcode.SEND, size, c.qpA);
+        Wcs.assertNoImmNoInv(s); // immediate data and invalidation are reported to the receiver only
         WorkCompletion rc = Pair.await(c.cqB, 1, 20_000).get(0);
         Wcs.assertOk(rc, RECV_WR, WcOpcode.RECV, size, c.qpB);
         switch (op) {
@@ -129,6 +129,7 @@ class DataPathMatrixTest {
 
         WorkCompletion s = Pair.await(c.cqA, 1, 20_000).get(0);
         Wcs.assertOk(s, SEND_WR, WcOpcode.RDMA_WRITE, size, c.qpA);
+        Wcs.assertNoImmNoInv(s);
         if (imm) {
             WorkCompletion rc = Pair.await(c.cqB, 1, 20_000).get(0);
             Wcs.assertOk(rc, RECV_WR, WcOpcode.RECV_RDMA_WITH_IMM, size, c.qpB);

@@ -128,6 +128,18 @@ final class Pair implements AutoCloseable {
         return await(cq, 1, 10_000).get(0);
     }
 
+    /** Links send work requests into one chain for a single post, in the given order. */
+    static SendWorkRequest chain(SendWorkRequest... wrs) {
+        for (int i = 0; i + 1 < wrs.length; i++) wrs[i].next(wrs[i + 1]);
+        return wrs[0];
+    }
+
+    /** Links receive work requests into one chain for a single post, in the given order. */
+    static ReceiveWorkRequest chain(ReceiveWorkRequest... wrs) {
+        for (int i = 0; i + 1 < wrs.length; i++) wrs[i].next(wrs[i + 1]);
+        return wrs[0];
+    }
+
     /**
      * Returns once every task already queued on the device's event loop has run: a completion the loop
      * produced before this call is then visible, and so is any CQ event it raised.

@@ -32,6 +32,8 @@ public final class OobSocket implements Closeable {
     private final OutputStream out;
     private final String peer;
     private Duration timeout;
+    /** A byte {@link #poll} read ahead, or -1. */
+    private int pushback = -1;
 
     private OobSocket(Socket socket, Duration timeout) throws IOException {
         this.socket = socket;
@@ -78,6 +80,7 @@ public final class OobSocket implements Closeable {
         long deadline = System.nanoTime() + timeout.toNanos();
         InetSocketAddress where = new InetSocketAddress(host, port);
         long pauseNanos = TimeUnit.MILLISECONDS.toNanos(20);
+        IOException refused = null;
         while (true) {
             Socket s = new Socket();
             try {
@@ -87,15 +90,14 @@ public final class OobSocket implements Closeable {
                 return new OobSocket(s, timeout);
             } catch (ConnectException | NoRouteToHostException e) {
                 closeQuietly(s);
+                refused = e;
                 long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new IOException("cannot connect to TCP " + show(where) + " within " + human(timeout) + " ("
-                            + e.getMessage() + "): start the server side first and check the host and -p port", e);
-                }
+                if (left <= 0) throw refused(where, timeout, e);
                 LockSupport.parkNanos(Math.min(left, pauseNanos));
                 pauseNanos = Math.min(pauseNanos * 2, TimeUnit.MILLISECONDS.toNanos(250));
             } catch (SocketTimeoutException e) {
                 closeQuietly(s);
+                if (refused != null) throw refused(where, timeout, refused); // the last try ran out of time
                 throw new IOException("no answer from TCP " + show(where) + " within " + human(timeout)
                         + ": check the host address and that a firewall lets the port through", e);
             } catch (IOException e) {
@@ -103,6 +105,11 @@ public final class OobSocket implements Closeable {
                 throw new IOException("cannot connect to TCP " + show(where) + ": " + e.getMessage(), e);
             }
         }
+    }
+
+    private static IOException refused(InetSocketAddress where, Duration timeout, IOException e) {
+        return new IOException("cannot connect to TCP " + show(where) + " within " + human(timeout) + " ("
+                + e.getMessage() + "): start the server side first and check the host and -p port", e);
     }
 
     /** Timeout for each following read (the time a silent peer is given). */
@@ -153,6 +160,11 @@ public final class OobSocket implements Closeable {
     public void readFully(byte[] b, int off, int n, String what) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         int got = 0;
+        if (n > 0 && pushback >= 0) {
+            b[off] = (byte) pushback;
+            pushback = -1;
+            got = 1;
+        }
         while (got < n) {
             long left = deadline - System.nanoTime();
             if (left <= 0) throw silent(what, got, n, b, off);
@@ -171,6 +183,29 @@ public final class OobSocket implements Closeable {
                         + " bytes of " + what + ": it probably rejected our message (see its output) or speaks another protocol");
             }
             got += r;
+        }
+    }
+
+    /**
+     * Waits up to {@code wait} for the peer to send something, without consuming it: true if a byte is ready
+     * (the next read returns it). An orderly close by the peer is an {@link java.io.EOFException}.
+     */
+    public boolean poll(Duration wait) throws IOException {
+        if (pushback >= 0) return true;
+        socket.setSoTimeout((int) Math.max(1, wait.toMillis()));
+        try {
+            int c = in.read();
+            if (c < 0) {
+                throw new EOFException("peer " + peer + " closed the connection: it gave up or failed; see its output");
+            }
+            pushback = c;
+            return true;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (EOFException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new IOException("lost the TCP connection to " + peer + " (" + e.getMessage() + "): the peer gave up or crashed; see its output", e);
         }
     }
 

@@ -1,10 +1,8 @@
 package io.jroce.endpoint.fault;
 
 import io.jroce.endpoint.DatagramFilter;
-import io.jroce.wire.BthView;
 import io.jroce.wire.Problem;
 import io.jroce.wire.RocePacket;
-import io.jroce.wire.RoceV2;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -24,6 +22,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 
 /**
  * Seeded fault injection at the head of a device's pipeline (after Aeron's {@code LossGenerator}): drops,
@@ -33,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <pre>{@code
  * FaultInjector chaos = FaultInjector.builder().seed(42).drop(0.05).reorder(0.05).corrupt(0.001).build();
  * chaos.addRule(FaultRule.drop().inbound().opcode(Opcode.RC_ACKNOWLEDGE));
- * Device d = Device.open(new DeviceConfig()...filter(chaos));
+ * Device d = Device.open(new DeviceConfig(address).filter(chaos));
  * log.info("chaos {}", chaos.spec());       // replay with --chaos <that spec>
  * }</pre>
  *
@@ -73,12 +72,6 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     private static final FaultAction[] ACTIONS = FaultAction.values();
     private static final Direction[] DIRECTIONS = Direction.values();
     private static final FaultRule[] NO_RULES = new FaultRule[0];
-
-    /** Bit index of a UDP payload bit, counting byte 0 bit 0 (mask 0x01) as 0. */
-    private static final long BTH_BYTE4_FIRST_BIT = 4 * 8;
-    /** The two single-bit flips the receive check with DF-clear retry cannot see (Icrc class javadoc). */
-    private static final long BLIND_BIT_173 = 173 * 8 + 3;  // byte 173, mask 0x08
-    private static final long BLIND_BIT_1834 = 1834 * 8 + 6; // byte 1834, mask 0x40
 
     private final long seed;
     private final Lane in;
@@ -334,7 +327,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
                 break;
             case CORRUPT:
                 if (packet.content().isReadable()) {
-                    forward(lane, corrupt(packet, param), promise);
+                    forward(lane, Corruption.flipOneBit(packet, param), promise);
                 } else {
                     action = FaultAction.PASS; // no bit to flip
                     forward(lane, packet, promise);
@@ -364,41 +357,6 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
             }
         }
         return null;
-    }
-
-    /** A copy of the datagram with one bit flipped; the original is released. */
-    private static DatagramPacket corrupt(DatagramPacket packet, long param) {
-        ByteBuf b = packet.content();
-        ByteBuf copy = b.copy();
-        long bit = corruptBit(copy.readableBytes(), param);
-        int i = copy.readerIndex() + (int) (bit >>> 3);
-        copy.setByte(i, copy.getByte(i) ^ (1 << (int) (bit & 7)));
-        DatagramPacket bad = packet.replace(copy);
-        packet.release();
-        return bad;
-    }
-
-    /**
-     * The bit to flip in a datagram of {@code len} bytes (len > 0), as byte * 8 + bit (mask 1 << bit), for a
-     * random {@code param}. For anything long enough to be RoCE it avoids the bits no receiver can see: BTH byte 4
-     * (FECN, BECN, resv6a), which the ICRC masks, and the two flips that jroce's receive check, which solves for
-     * the unknown IPv4 ID and retries with DF clear, accepts (wire {@code Icrc} javadoc: byte 173 mask 0x08,
-     * byte 1834 mask 0x40; they are blind spots at every length, in the ICRC bytes too). Every other single-bit
-     * flip fails the ICRC check.
-     */
-    static long corruptBit(int len, long param) {
-        long bits = (long) len * 8;
-        if (len < BthView.LENGTH + RoceV2.ICRC_LENGTH) {
-            return Long.remainderUnsigned(param, bits);
-        }
-        long bit = Long.remainderUnsigned(param, bits - 8);
-        if (bit >= BTH_BYTE4_FIRST_BIT) {
-            bit += 8;
-        }
-        if (bit == BLIND_BIT_173 || bit == BLIND_BIT_1834) {
-            bit++; // the next bit of the same byte (masks 0x10, 0x80), which is detected
-        }
-        return bit;
     }
 
     /** A datagram goes on its way: downstream inbound, towards the socket outbound. */
@@ -539,10 +497,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder plan(Direction d, FaultPlan plan) {
-            for (Draft x : drafts(d)) {
-                x.copy(plan);
-            }
-            return this;
+            return set(d, x -> x.copy(plan));
         }
 
         public Builder drop(double p) {
@@ -550,10 +505,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder drop(Direction d, double p) {
-            for (Draft x : drafts(d)) {
-                x.drop = p;
-            }
-            return this;
+            return set(d, x -> x.drop = p);
         }
 
         public Builder duplicate(double p) {
@@ -561,10 +513,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder duplicate(Direction d, double p) {
-            for (Draft x : drafts(d)) {
-                x.duplicate = p;
-            }
-            return this;
+            return set(d, x -> x.duplicate = p);
         }
 
         public Builder reorder(double p) {
@@ -572,10 +521,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder reorder(Direction d, double p) {
-            for (Draft x : drafts(d)) {
-                x.reorder = p;
-            }
-            return this;
+            return set(d, x -> x.reorder = p);
         }
 
         public Builder delay(double p) {
@@ -583,10 +529,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder delay(Direction d, double p) {
-            for (Draft x : drafts(d)) {
-                x.delay = p;
-            }
-            return this;
+            return set(d, x -> x.delay = p);
         }
 
         public Builder corrupt(double p) {
@@ -594,10 +537,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder corrupt(Direction d, double p) {
-            for (Draft x : drafts(d)) {
-                x.corrupt = p;
-            }
-            return this;
+            return set(d, x -> x.corrupt = p);
         }
 
         public Builder delayMicros(long micros) {
@@ -605,10 +545,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder delayMicros(Direction d, long micros) {
-            for (Draft x : drafts(d)) {
-                x.delayMicros = micros;
-            }
-            return this;
+            return set(d, x -> x.delayMicros = micros);
         }
 
         public Builder reorderDepth(int datagrams) {
@@ -616,10 +553,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder reorderDepth(Direction d, int datagrams) {
-            for (Draft x : drafts(d)) {
-                x.reorderDepth = datagrams;
-            }
-            return this;
+            return set(d, x -> x.reorderDepth = datagrams);
         }
 
         public Builder reorderTimeoutMicros(long micros) {
@@ -627,10 +561,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
 
         public Builder reorderTimeoutMicros(Direction d, long micros) {
-            for (Draft x : drafts(d)) {
-                x.reorderTimeoutMicros = micros;
-            }
-            return this;
+            return set(d, x -> x.reorderTimeoutMicros = micros);
         }
 
         /** A rule to add, in order, when the injector is built. */
@@ -650,8 +581,14 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
             return f;
         }
 
-        private Draft[] drafts(Direction d) {
-            return d == null ? drafts : new Draft[] {drafts[d.ordinal()]};
+        /** Applies {@code change} to one direction's draft, or to both if {@code d} is null. */
+        private Builder set(Direction d, Consumer<Draft> change) {
+            for (Direction x : DIRECTIONS) {
+                if (d == null || d == x) {
+                    change.accept(drafts[x.ordinal()]);
+                }
+            }
+            return this;
         }
     }
 

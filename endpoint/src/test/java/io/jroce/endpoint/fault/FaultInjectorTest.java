@@ -181,7 +181,7 @@ class FaultInjectorTest {
         assertTrue(icrcOk(b));
         java.util.Set<Long> seen = new java.util.HashSet<>();
         for (long param = 0; param < (long) len * 8 - 8; param++) {
-            long bit = FaultInjector.corruptBit(len, param);
+            long bit = Corruption.corruptBit(len, param);
             assertTrue(bit >= 0 && bit < (long) len * 8);
             assertNotEquals(4, bit >>> 3, "BTH byte 4 is masked out of the ICRC");
             seen.add(bit);

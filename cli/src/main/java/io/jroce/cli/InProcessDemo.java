@@ -1,0 +1,378 @@
+package io.jroce.cli;
+
+import io.jroce.endpoint.Access;
+import io.jroce.endpoint.CompletionQueue;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.DeviceConfig;
+import io.jroce.endpoint.MemoryRegion;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.ProtectionDomain;
+import io.jroce.endpoint.QpAttr;
+import io.jroce.endpoint.QpInitAttr;
+import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.ReceiveWorkRequest;
+import io.jroce.endpoint.SendWorkRequest;
+import io.jroce.endpoint.Sge;
+import io.jroce.endpoint.WcOpcode;
+import io.jroce.endpoint.WcStatus;
+import io.jroce.endpoint.WorkCompletion;
+import io.jroce.endpoint.WrOpcode;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code jroce demo --in-process}: two devices in this JVM on two loopback addresses exchange SEND (with and
+ * without immediate), RDMA WRITE (with and without immediate), RDMA READ, CMP_SWAP and FETCH_ADD over real UDP,
+ * every byte verified, then a short throughput and latency run. Used for benchmarks: no process start-up, no
+ * session language, one JIT-warm JVM. Returns 0 only if everything matched.
+ */
+final class InProcessDemo {
+    private static final int[] SIZES = {0, 1, 4095, 4096, 4097, 65536, 1 << 20};
+
+    private final CommandSpec spec;
+    private final String addrA;
+    private final String addrB;
+    private final int mtu;
+    private final int iters;
+    private final Long seed;
+    private final Path pcap;
+    private final boolean noBench;
+    private final double benchSeconds;
+
+    InProcessDemo(CommandSpec spec, String addrA, String addrB, int mtu, int iters, Long seed, Path pcap, boolean noBench,
+                  double benchSeconds) {
+        this.spec = spec;
+        this.addrA = addrA;
+        this.addrB = addrB;
+        this.mtu = mtu;
+        this.iters = iters;
+        this.seed = seed;
+        this.pcap = pcap;
+        this.noBench = noBench;
+        this.benchSeconds = benchSeconds;
+    }
+
+    private PrintWriter out;
+    private SplittableRandom random;
+    private int failures;
+
+    Integer call() throws Exception {
+        out = spec.commandLine().getOut();
+        Mtu pathMtu;
+        try {
+            pathMtu = Mtu.ofBytes(mtu);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        if (iters < 1) throw new ParameterException(spec.commandLine(), "--iters must be at least 1");
+        InetAddress a = resolve(addrA);
+        InetAddress b = resolve(addrB);
+        long s = seed != null ? seed : new SplittableRandom().nextLong();
+        random = new SplittableRandom(s);
+        out.printf("jroce demo --in-process: node A %s, node B %s, path MTU %d, seed %d%n", a.getHostAddress(), b.getHostAddress(), mtu, s);
+
+        DeviceConfig ca = new DeviceConfig(a);
+        if (pcap != null) ca.pcap(pcap); // A records what it sends and what it receives: every datagram of both nodes
+        try (Device devA = Device.open(ca); Device devB = Device.open(new DeviceConfig(b))) {
+            if (!devA.isEpoll()) out.println("warning: epoll unavailable, running on NIO");
+            Link link = new Link(devA, devB, pathMtu, random);
+            out.printf("%-22s %9s %6s %8s %10s %12s  %s%n", "operation", "size", "msgs", "packets", "time ms", "MB/s", "result");
+            for (WrOpcode op : new WrOpcode[] {WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE,
+                    WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_READ}) {
+                for (int size : SIZES) {
+                    row(link, op, size);
+                }
+            }
+            row(link, WrOpcode.ATOMIC_CMP_AND_SWP, 8);
+            row(link, WrOpcode.ATOMIC_FETCH_AND_ADD, 8);
+            if (!noBench && failures == 0) bench(link);
+            long drops = devA.counters().totalDrops() + devB.counters().totalDrops();
+            out.printf("counters: A %s%n          B %s%n", brief(devA), brief(devB));
+            if (drops != 0) out.println("note: " + drops + " datagrams were dropped and recovered (see counters)");
+        }
+        if (pcap != null) out.println("capture: " + pcap + " (jroce inspect " + pcap + ")");
+        out.println(failures == 0 ? "demo: all transfers verified" : "demo: " + failures + " check(s) FAILED");
+        out.flush();
+        return failures == 0 ? 0 : 1;
+    }
+
+    private static String brief(Device d) {
+        var c = d.counters();
+        return String.format("packets out %d in %d, retransmits %d, timeouts %d, drops %d", c.packetsOut, c.packetsIn,
+                c.retransmits, c.timeouts, c.totalDrops());
+    }
+
+    private InetAddress resolve(String s) {
+        try {
+            InetAddress addr = InetAddress.getByName(s);
+            if (!addr.isLoopbackAddress()) {
+                throw new ParameterException(spec.commandLine(), "the demo runs on loopback only; " + s + " is not in 127.0.0.0/8");
+            }
+            return addr;
+        } catch (IOException e) {
+            throw new ParameterException(spec.commandLine(), "cannot resolve " + s + ": " + e.getMessage());
+        }
+    }
+
+    private void row(Link link, WrOpcode op, int size) throws InterruptedException {
+        long p0 = link.packets();
+        long t0 = System.nanoTime();
+        String problem = null;
+        for (int i = 0; i < iters && problem == null; i++) {
+            problem = link.transfer(op, size);
+        }
+        long t1 = System.nanoTime();
+        long packets = link.packets() - p0;
+        double ms = (t1 - t0) / 1e6;
+        double mbps = size == 0 ? 0 : (double) size * iters / ((t1 - t0) / 1e9) / 1e6;
+        if (problem != null) failures++;
+        out.printf("%-22s %9d %6d %8d %10.2f %12.1f  %s%n", op, size, iters, packets, ms, mbps, problem == null ? "ok" : "FAILED: " + problem);
+        out.flush();
+    }
+
+    private void bench(Link link) throws InterruptedException {
+        out.println();
+        out.println("performance (single QP, same JVM, loopback):");
+        // RDMA WRITE goodput, 1 MiB messages, 8 in flight
+        int size = 1 << 20;
+        int depth = 8;
+        long deadline = System.nanoTime() + (long) (benchSeconds * 1e9);
+        long bytes = 0;
+        long t0 = System.nanoTime();
+        int inFlight = 0;
+        WorkCompletion[] wcs = new WorkCompletion[depth];
+        long posted = 0;
+        while (System.nanoTime() < deadline || inFlight > 0) {
+            while (inFlight < depth && System.nanoTime() < deadline) {
+                link.qpA.postSend(new SendWorkRequest(posted++, WrOpcode.RDMA_WRITE, new Sge(link.srcA.address(), size, link.srcA.lkey()))
+                        .remote(link.dstB.address(), link.dstB.rkey()).signaled());
+                inFlight++;
+            }
+            int n = link.cqA.poll(wcs, wcs.length, 10, TimeUnit.SECONDS);
+            if (n == 0) {
+                failures++;
+                out.println("  RDMA WRITE goodput: FAILED (no completion within 10 s)");
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                if (wcs[i].status() != WcStatus.SUCCESS) {
+                    failures++;
+                    out.println("  RDMA WRITE goodput: FAILED " + wcs[i]);
+                    return;
+                }
+                bytes += size;
+                inFlight--;
+            }
+        }
+        double secs = (System.nanoTime() - t0) / 1e9;
+        out.printf("  RDMA WRITE 1 MiB x %d, MTU %d: %.2f Gbit/s goodput (%.0f MB/s)%n", bytes / size, mtu, bytes * 8 / secs / 1e9, bytes / secs / 1e6);
+
+        // 64-byte SEND ping-pong round trips
+        int rounds = 10_000;
+        long[] rtt = new long[rounds];
+        for (int i = 0; i < 200 + rounds; i++) {
+            long s = System.nanoTime();
+            String problem = link.pingPong(64);
+            if (problem != null) {
+                failures++;
+                out.println("  SEND 64 B round trip: FAILED " + problem);
+                return;
+            }
+            if (i >= 200) rtt[i - 200] = System.nanoTime() - s;
+        }
+        Arrays.sort(rtt);
+        out.printf("  SEND 64 B round trip (%d): median %.1f us, p99 %.1f us, min %.1f us%n", rounds,
+                rtt[rounds / 2] / 1e3, rtt[(int) (rounds * 0.99)] / 1e3, rtt[0] / 1e3);
+    }
+
+    /** One connected QP pair with registered buffers on both nodes. */
+    private static final class Link {
+        final Device devA;
+        final Device devB;
+        final QueuePair qpA;
+        final QueuePair qpB;
+        final CompletionQueue cqA;
+        final CompletionQueue cqB;
+        final MemoryRegion srcA;
+        final MemoryRegion dstA;
+        final MemoryRegion srcB;
+        final MemoryRegion dstB;
+        final MemoryRegion word;
+        final MemoryRegion result;
+        final SplittableRandom random;
+        private final WorkCompletion[] wc = {new WorkCompletion()};
+        private long nextId = 1;
+
+        Link(Device a, Device b, Mtu mtu, SplittableRandom random) {
+            this.devA = a;
+            this.devB = b;
+            this.random = random;
+            int cap = (1 << 20) + 4096;
+            ProtectionDomain pdA = a.allocPd();
+            ProtectionDomain pdB = b.allocPd();
+            int remote = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+            srcA = pdA.allocateAndRegister(cap, Access.LOCAL_WRITE);
+            dstA = pdA.allocateAndRegister(cap, Access.LOCAL_WRITE);
+            srcB = pdB.allocateAndRegister(cap, remote);
+            dstB = pdB.allocateAndRegister(cap, remote);
+            word = pdB.allocateAndRegister(64, remote);
+            result = pdA.allocateAndRegister(8, Access.LOCAL_WRITE);
+            cqA = a.createCq(256);
+            cqB = b.createCq(256);
+            qpA = pdA.createQp(new QpInitAttr(cqA).maxSendWr(64).maxRecvWr(64));
+            qpB = pdB.createQp(new QpInitAttr(cqB).maxSendWr(64).maxRecvWr(64));
+            int psnA = random.nextInt(1 << 24);
+            int psnB = random.nextInt(1 << 24);
+            connect(qpA, b, qpB.qpNum(), mtu, psnB, psnA);
+            connect(qpB, a, qpA.qpNum(), mtu, psnA, psnB);
+        }
+
+        private static void connect(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn) {
+            int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(access));
+            qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(mtu).destQpNum(peerQpn)
+                    .rqPsn(rqPsn).maxDestRdAtomic(4).minRnrTimer(12));
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(4));
+        }
+
+        long packets() {
+            return devA.counters().packetsOut + devB.counters().packetsOut;
+        }
+
+        private void fill(MemoryRegion mr, int len) {
+            ByteBuffer bb = mr.buffer();
+            byte[] chunk = new byte[Math.min(len, 65536)];
+            int done = 0;
+            while (done < len) {
+                int n = Math.min(chunk.length, len - done);
+                for (int i = 0; i < n; i++) chunk[i] = (byte) random.nextInt(256);
+                bb.put(chunk, 0, n);
+                done += n;
+            }
+        }
+
+        private static void zero(MemoryRegion mr) {
+            ByteBuffer bb = mr.buffer();
+            byte[] z = new byte[65536];
+            while (bb.hasRemaining()) bb.put(z, 0, Math.min(z.length, bb.remaining()));
+        }
+
+        private static String compare(MemoryRegion x, MemoryRegion y, int len) {
+            ByteBuffer bx = x.buffer().limit(len);
+            ByteBuffer by = y.buffer().limit(len);
+            int at = bx.mismatch(by);
+            if (at >= 0) return "byte " + at + " differs";
+            // the byte after the message must be untouched (zeroed before the transfer)
+            if (y.buffer().get(len) != 0) return "byte after the message was written";
+            return null;
+        }
+
+        private WorkCompletion poll(CompletionQueue cq) throws InterruptedException {
+            int n = cq.poll(wc, 1, 10, TimeUnit.SECONDS);
+            return n == 1 ? wc[0] : null;
+        }
+
+        /** One verified transfer; returns null or what went wrong. */
+        String transfer(WrOpcode op, int size) throws InterruptedException {
+            long id = nextId++;
+            int imm = random.nextInt();
+            switch (op) {
+                case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
+                    fill(srcA, size);
+                    zero(dstB);
+                    boolean needsRecv = op != WrOpcode.RDMA_WRITE;
+                    if (needsRecv) qpB.postRecv(new ReceiveWorkRequest(id, new Sge(dstB.address(), op.isSend() ? size + 1 : 0, dstB.lkey())));
+                    SendWorkRequest wr = new SendWorkRequest(id, op, new Sge(srcA.address(), size, srcA.lkey())).immData(imm).signaled();
+                    if (op.isWrite()) wr.remote(dstB.address(), dstB.rkey());
+                    qpA.postSend(wr);
+                    WorkCompletion s = poll(cqA);
+                    if (s == null) return "no send completion";
+                    if (s.status() != WcStatus.SUCCESS || s.wrId() != id) return "send completion " + s;
+                    if (needsRecv) {
+                        WorkCompletion r = poll(cqB);
+                        if (r == null) return "no receive completion";
+                        WcOpcode expect = op.isSend() ? WcOpcode.RECV : WcOpcode.RECV_RDMA_WITH_IMM;
+                        if (r.status() != WcStatus.SUCCESS || r.opcode() != expect || r.byteLen() != size || r.wrId() != id) {
+                            return "receive completion " + r;
+                        }
+                        boolean withImm = op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
+                        if (withImm != r.hasImm() || (withImm && r.immData() != imm)) return "immediate data " + r;
+                    }
+                    return compare(srcA, dstB, size);
+                }
+                case RDMA_READ -> {
+                    fill(srcB, size);
+                    zero(dstA);
+                    qpA.postSend(new SendWorkRequest(id, op, new Sge(dstA.address(), size, dstA.lkey())).remote(srcB.address(), srcB.rkey()).signaled());
+                    WorkCompletion s = poll(cqA);
+                    if (s == null) return "no READ completion";
+                    if (s.status() != WcStatus.SUCCESS || s.opcode() != WcOpcode.RDMA_READ || s.byteLen() != size) return "READ completion " + s;
+                    return compare(srcB, dstA, size);
+                }
+                case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
+                    long before = word.getLong(0);
+                    long operand = random.nextLong();
+                    SendWorkRequest wr = new SendWorkRequest(id, op, Sge.of(result)).remote(word.address(), word.rkey()).signaled();
+                    long expectAfter;
+                    if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
+                        wr.compareAdd(before).swap(operand);
+                        expectAfter = operand;
+                    } else {
+                        wr.compareAdd(operand);
+                        expectAfter = before + operand;
+                    }
+                    qpA.postSend(wr);
+                    WorkCompletion s = poll(cqA);
+                    if (s == null) return "no atomic completion";
+                    if (s.status() != WcStatus.SUCCESS) return "atomic completion " + s;
+                    if (result.getLong(0) != before) return "original value " + result.getLong(0) + " != " + before;
+                    if (word.getLong(0) != expectAfter) return "remote word " + word.getLong(0) + " != " + expectAfter;
+                    return null;
+                }
+                default -> {
+                    return "unsupported " + op;
+                }
+            }
+        }
+
+        /** A sends {@code size} bytes, B answers with the same; returns null or a problem. */
+        String pingPong(int size) throws InterruptedException {
+            long id = nextId++;
+            qpB.postRecv(new ReceiveWorkRequest(id, new Sge(dstB.address(), size, dstB.lkey())));
+            qpA.postRecv(new ReceiveWorkRequest(id, new Sge(dstA.address(), size, dstA.lkey())));
+            qpA.postSend(new SendWorkRequest(id, WrOpcode.SEND, new Sge(srcA.address(), size, srcA.lkey())));
+            WorkCompletion r = poll(cqB);
+            if (r == null || r.status() != WcStatus.SUCCESS) return "B receive " + r;
+            qpB.postSend(new SendWorkRequest(id, WrOpcode.SEND, new Sge(srcB.address(), size, srcB.lkey())).signaled());
+            // B's send completion and A's receive completion, in either order
+            int seen = 0;
+            CompletionQueue[] order = {cqA, cqB};
+            List<String> problems = new ArrayList<>();
+            for (CompletionQueue cq : order) {
+                WorkCompletion c = poll(cq);
+                if (c == null || c.status() != WcStatus.SUCCESS) problems.add(String.valueOf(c));
+                else seen++;
+            }
+            // unsignaled SENDs of A complete silently; retire them with a signaled one now and then
+            if (id % 32 == 0) {
+                qpA.postSend(new SendWorkRequest(-id, WrOpcode.RDMA_WRITE, new Sge(srcA.address(), 0, srcA.lkey()))
+                        .remote(dstB.address(), dstB.rkey()).signaled());
+                WorkCompletion c = poll(cqA);
+                if (c == null || c.status() != WcStatus.SUCCESS) problems.add(String.valueOf(c));
+            }
+            return seen == 2 && problems.isEmpty() ? null : problems.toString();
+        }
+    }
+}

@@ -1,0 +1,403 @@
+package io.jroce.cli;
+
+import io.jroce.cli.SessionSyntax.ScriptException;
+import io.jroce.cli.SessionSyntax.Statement;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.DeviceConfig;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.fault.FaultInjector;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.DatagramSocket;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jroce node}: one RoCEv2 device on one address, driven by a session (a script file, standard input, or
+ * a prompt). The whole script is parsed and checked before the device opens, so a typo costs no traffic.
+ */
+@Command(name = "node",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Run one RoCEv2 node on ADDR (UDP 4791) and execute a session: memory regions, queues, a connection to a "
+                    + "peer node, SEND / RDMA WRITE / READ / atomics, and expectations on completions and memory.",
+            "Without --script the session is read from standard input; when that is a terminal, at a prompt "
+                    + "(line editing is the terminal's; 'history' lists the lines, !N repeats one).",
+            "The language is described by 'help' at the prompt and in README.md (section 'jroce node').",
+            "Exit status: 0 if every expectation was met, 1 if one failed or the run failed, 2 for a usage or script "
+                    + "error (reported with line and column before any traffic), or the status given to 'exit'."
+        })
+final class NodeCommand implements Callable<Integer> {
+    static final int DEFAULT_TCP_PORT = 18515;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--bind", required = true, paramLabel = "ADDR",
+            description = "IPv4 address of this node (its GID); the node binds UDP 4791 there.")
+    String bind;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "" + DEFAULT_TCP_PORT,
+            description = "TCP port of the connection exchange for 'listen' and 'connect' (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--peer", paramLabel = "ADDR", description = "Default host= of 'connect'.")
+    String peer;
+
+    @Option(names = "--script", paramLabel = "FILE", description = "Run the session in FILE ('-': standard input).")
+    String script;
+
+    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every datagram sent and received to FILE.")
+    Path pcap;
+
+    @Option(names = "--chaos", paramLabel = "SPEC",
+            description = "Inject faults, e.g. drop=0.05,dup=0.01,reorder=0.05,corrupt=0.001,seed=42 ('chaos' changes them later).")
+    String chaosSpec;
+
+    @Option(names = "--mtu", paramLabel = "BYTES", defaultValue = "1024",
+            description = "Default path MTU of 'listen' and 'connect': 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE}).")
+    int mtu;
+
+    @Option(names = "--linger", paramLabel = "DUR",
+            description = "After a successful session, keep answering the peer until it has been quiet for DUR "
+                    + "(its last request may need our ACK again); default 1s with fault injection, else 0.")
+    String linger;
+
+    @Option(names = "--results", description = "Print a machine-readable 'result ...' line per signaled work request and at the end.")
+    boolean results;
+
+    @Option(names = "-v", description = "More logging: -v INFO, -vv DEBUG (and stack traces); default WARN.")
+    boolean[] verbose = new boolean[0];
+
+    private final InputStream stdin;
+    private final Boolean terminal;
+
+    NodeCommand() {
+        this(null, null);
+    }
+
+    /** For tests: read standard input from {@code stdin}; {@code terminal} says whether it is a terminal. */
+    NodeCommand(InputStream stdin, Boolean terminal) {
+        this.stdin = stdin;
+        this.terminal = terminal;
+    }
+
+    @Override
+    public Integer call() {
+        Logging.verbosity(verbose.length);
+        WarmUp.beforeNetty();
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            return run(out, err);
+        } catch (ParameterException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            err.println("jroce node: " + Main.describe(e));
+            if (verbose.length >= 2) e.printStackTrace(err);
+            err.flush();
+            return Main.EXIT_FAILURE;
+        }
+    }
+
+    private int run(PrintWriter out, PrintWriter err) {
+        InetAddress address = parseAddress(bind, "--bind");
+        InetAddress peerAddress = peer == null ? null : parseAddress(peer, "--peer");
+        if (port < 1 || port > 65535) throw usage("--port must be 1..65535, not " + port);
+        Mtu pathMtu;
+        try {
+            pathMtu = Mtu.ofBytes(mtu);
+        } catch (IllegalArgumentException e) {
+            throw usage("--mtu: " + e.getMessage());
+        }
+        java.time.Duration lingerFor = null;
+        if (linger != null) {
+            try {
+                lingerFor = SessionLanguage.duration(linger);
+            } catch (IllegalArgumentException e) {
+                throw usage("--linger: " + e.getMessage());
+            }
+        }
+        FaultInjector chaos;
+        try {
+            chaos = FaultInjector.parse(chaosSpec == null ? "" : chaosSpec);
+        } catch (IllegalArgumentException e) {
+            throw usage("--chaos: " + e.getMessage());
+        }
+        if (pcap != null && pcap.toAbsolutePath().getParent() != null && !Files.isDirectory(pcap.toAbsolutePath().getParent())) {
+            throw usage("--pcap: directory " + pcap.toAbsolutePath().getParent() + " does not exist");
+        }
+
+        // the session: a whole script is read, parsed and checked before the device opens
+        boolean interactive = script == null && isTerminal();
+        String source = script == null || script.equals("-") ? "<stdin>" : script;
+        Path baseDir = script == null || script.equals("-") ? Path.of("").toAbsolutePath()
+                : Path.of(script).toAbsolutePath().getParent();
+        List<Statement> statements = null;
+        if (!interactive) {
+            String text = readScript();
+            try {
+                statements = SessionChecker.checkScript(SessionSyntax.parseScript(text), peerAddress != null, baseDir);
+            } catch (ScriptException e) {
+                err.println(e.format(source));
+                err.flush();
+                return Main.EXIT_USAGE;
+            }
+        }
+
+        checkLocal(address);
+        DeviceConfig config = new DeviceConfig(address).filter(chaos);
+        if (pcap != null) config.pcap(pcap);
+        Device device;
+        try {
+            device = Device.open(config);
+        } catch (IOException e) {
+            String msg = String.valueOf(e.getMessage());
+            if (msg.contains("Address already in use") || msg.contains("in use")) {
+                err.println("jroce node: UDP port 4791 on " + address.getHostAddress() + " is already in use (another jroce node, or "
+                        + "rdma_rxe, which binds 4791 on every address): stop it or bind another address");
+            } else {
+                err.println("jroce node: " + Session.oneLine(msg));
+            }
+            if (verbose.length >= 2) e.printStackTrace(err);
+            err.flush();
+            return Main.EXIT_FAILURE;
+        }
+        try {
+            WarmUp.device(device);
+            if (!device.isEpoll()) err.println("jroce node: warning: epoll unavailable, running on NIO (rdma_rxe peers may drop our packets)");
+            if (chaosSpec != null) out.println("chaos: " + chaos.spec());
+            Session session = new Session(device, chaos, new Session.Settings(address, port, peerAddress, pathMtu, results, baseDir), out);
+            int code = interactive ? interactive(session, out, err) : runScript(session, statements, source, out, err);
+            java.time.Duration quiet = lingerFor != null ? lingerFor
+                    : chaosSpec != null || session.chaosUsed() ? java.time.Duration.ofSeconds(1) : java.time.Duration.ZERO;
+            if (code == 0 && session.hadPeer() && !quiet.isZero()) {
+                out.flush();
+                try {
+                    session.linger(quiet, quiet.multipliedBy(10));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            session.counters("nonzero");
+            session.printSummary();
+            return code;
+        } finally {
+            out.flush();
+            err.flush();
+            device.close();
+        }
+    }
+
+    private int runScript(Session session, List<Statement> statements, String source, PrintWriter out, PrintWriter err) {
+        for (Statement s : statements) {
+            session.history().add(s.text().strip());
+            try {
+                session.run(s);
+            } catch (Session.Exit e) {
+                return e.code;
+            } catch (Session.Failure e) {
+                out.flush();
+                err.println(source + ":" + s.line() + ": " + e.getMessage());
+                if (verbose.length >= 2) e.printStackTrace(err);
+                err.flush();
+                session.noteFailure();
+                session.stats();
+                return Main.EXIT_FAILURE;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                err.println(source + ":" + s.line() + ": interrupted");
+                return Main.EXIT_FAILURE;
+            }
+        }
+        return session.failures() > 0 ? Main.EXIT_FAILURE : 0;
+    }
+
+    /** A prompt: each line is checked and run on its own; errors are printed and the session goes on. */
+    private int interactive(Session session, PrintWriter out, PrintWriter err) {
+        SessionChecker.Symbols symbols = new SessionChecker.Symbols();
+        BufferedReader in = new BufferedReader(new InputStreamReader(stdin == null ? System.in : stdin, StandardCharsets.UTF_8));
+        List<String> history = session.history();
+        out.println("jroce node " + bind + ": type 'help' for the commands, 'exit' or end of input to leave");
+        while (true) {
+            out.print("jroce> ");
+            out.flush();
+            String line;
+            try {
+                line = in.readLine();
+            } catch (IOException e) {
+                err.println("jroce node: reading standard input: " + e.getMessage());
+                break;
+            }
+            if (line == null) {
+                out.println();
+                break;
+            }
+            String trimmed = line.strip();
+            if (trimmed.startsWith("!")) {
+                String again = recall(trimmed, history);
+                if (again == null) {
+                    err.println("no such line in the history: " + trimmed + " ('history' lists them)");
+                    err.flush();
+                    continue;
+                }
+                out.println(again);
+                line = again;
+                trimmed = again.strip();
+            }
+            if (trimmed.isEmpty() || trimmed.startsWith("#")) continue;
+            history.add(trimmed);
+            int lineNo = history.size();
+            SessionChecker.Symbols attempt = symbols.copy();
+            try {
+                Statement s = SessionSyntax.parseLine(line, lineNo);
+                s = new SessionChecker(attempt, peer != null, Path.of("").toAbsolutePath()).check(s);
+                session.run(s);
+                symbols = attempt;
+            } catch (ScriptException e) {
+                err.println("line " + e.line + (e.column > 0 ? ":" + e.column : "") + ": " + e.getMessage());
+            } catch (Session.Failure e) {
+                session.noteFailure();
+                err.println("line " + lineNo + ": " + e.getMessage());
+                if (verbose.length >= 2) e.printStackTrace(err);
+                // not committed: a failed verb created nothing (a listen that timed out may be tried again)
+            } catch (Session.Exit e) {
+                return e.code;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            err.flush();
+        }
+        return session.failures() > 0 ? Main.EXIT_FAILURE : 0;
+    }
+
+    /** "!!" is the last line, "!N" line N of the history. */
+    static String recall(String bang, List<String> history) {
+        if (bang.equals("!!")) return history.isEmpty() ? null : history.get(history.size() - 1);
+        try {
+            int n = Integer.parseInt(bang.substring(1).strip());
+            return n >= 1 && n <= history.size() ? history.get(n - 1) : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private boolean isTerminal() {
+        return terminal != null ? terminal : System.console() != null;
+    }
+
+    private String readScript() {
+        try {
+            if (script == null || script.equals("-")) {
+                return new String((stdin == null ? System.in : stdin).readAllBytes(), StandardCharsets.UTF_8);
+            }
+            Path p = Path.of(script);
+            if (!Files.isRegularFile(p)) throw usage("--script: " + script + " does not exist or is not a file");
+            return Files.readString(p, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw usage("--script: cannot read " + script + ": " + e.getMessage());
+        }
+    }
+
+    private InetAddress parseAddress(String text, String option) {
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(text);
+        } catch (UnknownHostException e) {
+            throw usage(option + ": cannot resolve '" + text + "': give an IPv4 address such as 127.0.0.1");
+        }
+        if (!(a instanceof Inet4Address)) throw usage(option + ": " + text + " is not an IPv4 address (RoCEv2 here runs over IPv4 only)");
+        if (a.isAnyLocalAddress()) throw usage(option + ": bind one address of this machine (it becomes the node's GID), not " + text);
+        if (a.isMulticastAddress()) throw usage(option + ": " + text + " is a multicast address");
+        return a;
+    }
+
+    /** Tries the address with an ephemeral UDP port: a clear message when it is not on this machine. */
+    private void checkLocal(InetAddress a) {
+        try (DatagramSocket probe = new DatagramSocket(null)) {
+            probe.bind(new InetSocketAddress(a, 0));
+        } catch (SocketException e) {
+            throw usage("--bind: " + a.getHostAddress() + " is not an address of this machine (" + e.getMessage()
+                    + "); local IPv4 addresses: " + localAddresses() + " (any 127.x.y.z works on Linux loopback)");
+        }
+    }
+
+    static String localAddresses() {
+        List<String> out = new ArrayList<>();
+        try {
+            for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                for (InetAddress ia : Collections.list(nif.getInetAddresses())) {
+                    if (ia instanceof Inet4Address) out.add(ia.getHostAddress() + " (" + nif.getName() + ")");
+                }
+            }
+        } catch (SocketException | RuntimeException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+        return out.isEmpty() ? "none" : String.join(", ", out);
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    /**
+     * A fresh JVM spends 100-300 ms on the first datagram its event loop handles (Netty's JFR event setup, the
+     * first pool chunk, class loading), longer than the 67 ms local ACK timeout of the peer's first request;
+     * with two JVMs starting on a small machine that ends in retransmissions or RETRY_EXC_ERR. Pay it before
+     * the connection exists.
+     */
+    static final class WarmUp {
+        private WarmUp() {
+        }
+
+        /** Netty records buffer allocations as JFR events unless told otherwise; a node has no use for them. */
+        static void beforeNetty() {
+            if (System.getProperty("io.netty.jfr.enabled") == null) System.setProperty("io.netty.jfr.enabled", "false");
+        }
+
+        static void device(Device device) {
+            device.runOnLoop(() -> {
+                // the receive batch buffer (64 slots of 4200 bytes) and a small packet, from the loop's own pool cache
+                io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(4200 * 64).release();
+                io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(64).release();
+            });
+        }
+    }
+
+    /** Sets the root log level from -v/-vv; without them the configuration (logback.xml or yours) decides. */
+    static final class Logging {
+        private Logging() {
+        }
+
+        static void verbosity(int v) {
+            if (v <= 0) return;
+            org.slf4j.Logger root = LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+            if (root instanceof ch.qos.logback.classic.Logger lb) {
+                lb.setLevel(v >= 2 ? ch.qos.logback.classic.Level.DEBUG : ch.qos.logback.classic.Level.INFO);
+            }
+        }
+    }
+}

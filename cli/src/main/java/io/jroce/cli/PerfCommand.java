@@ -1,0 +1,174 @@
+package io.jroce.cli;
+
+import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.conn.PerftestHandshake;
+import io.jroce.cli.conn.PerftestHandshake.Test;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.DeviceConfig;
+import io.jroce.endpoint.Mtu;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jroce perf send|write|read|atomic [HOST]}: perftest's ib_send_bw, ib_write_bw, ib_read_bw and
+ * ib_atomic_bw (and with {@code --lat} the {@code _lat} tools), interoperable with them through
+ * {@link PerftestHandshake}. Defaults follow perftest: size 65536 (bandwidth) or 2 (latency; 8 for atomics),
+ * iterations 5000 for write bandwidth and 1000 otherwise, MTU the smaller of both sides' (ours: the
+ * interface MTU of --bind minus 80 bytes, as rxe computes it).
+ */
+@Command(name = "perf",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "perftest-compatible bandwidth (default) or latency (--lat) test over RC: TEST is send, write, read or atomic. "
+                    + "Without HOST: server (waits for one client on TCP -p); with HOST: client.",
+            "Interoperates with ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and their _lat variants; "
+                    + "peers on rxe need '-x <index of their IPv4 GID>' (e.g. -x 1).",
+            "Exit status: 0 on success, 1 on failure, 2 on bad usage."
+        })
+final class PerfCommand implements Callable<Integer> {
+    enum Verb { SEND, WRITE, READ, ATOMIC }
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "TEST", converter = VerbConverter.class, description = "send, write, read or atomic.")
+    Verb verb;
+
+    @Parameters(index = "1", arity = "0..1", paramLabel = "HOST", description = "Server to connect to (client mode). Without it: server mode.")
+    String host;
+
+    @Option(names = "--lat", description = "Latency test (ib_*_lat) instead of bandwidth (ib_*_bw).")
+    boolean lat;
+
+    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", description = "Message size (default: 65536 for bandwidth, 2 for latency, 8 for atomics).")
+    Long size;
+
+    @Option(names = {"-n", "--iters"}, paramLabel = "N", description = "Iterations (default: 5000 for write bandwidth, else 1000).")
+    Long iters;
+
+    @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "Run for this long instead of a number of iterations.")
+    Double duration;
+
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", description = "Path MTU 256..4096 (default: the interface's; the smaller of both sides' is used).")
+    Integer mtu;
+
+    @Option(names = {"-q", "--qp"}, paramLabel = "N", defaultValue = "1", description = "Number of QPs (default: ${DEFAULT-VALUE}).")
+    int qpCount;
+
+    @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the exchange (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = {"-x", "--gid-index"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the IPv4-mapped --bind address).")
+    Integer gidIndex;
+
+    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 address of our RoCE device (UDP 4791). Required for a server; "
+            + "a client defaults to the address the kernel routes towards HOST. The server's TCP socket listens on it too.")
+    String bind;
+
+    @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
+    boolean json;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30", description = "Longest wait for the peer: TCP accept/connect, "
+            + "each exchange, each completion; a passive server waits as long as traffic flows (default: ${DEFAULT-VALUE}).")
+    double timeoutSeconds;
+
+    @Option(names = "--qp-timeout", paramLabel = "EXP", defaultValue = "18", description = "Local ACK timeout of our QP, 4.096 us * 2^EXP, "
+            + "retried 7 times (default: ${DEFAULT-VALUE}, about 1 s; ibv_rc_pingpong and perftest use 14, 67 ms, which a JVM pausing "
+            + "under load can miss). Invisible to the peer.")
+    int qpTimeout;
+
+    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
+    java.nio.file.Path pcap;
+
+    /** One-line error for an unknown TEST. */
+    static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
+        @Override
+        public Verb convert(String value) {
+            try {
+                return Verb.valueOf(value.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException("unknown test '" + value + "': one of send, write, read, atomic");
+            }
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Test test = switch (verb) {
+            case SEND -> lat ? Test.SEND_LAT : Test.SEND_BW;
+            case WRITE -> lat ? Test.WRITE_LAT : Test.WRITE_BW;
+            case READ -> lat ? Test.READ_LAT : Test.READ_BW;
+            case ATOMIC -> lat ? Test.ATOMIC_LAT : Test.ATOMIC_BW;
+        };
+        long sz = size != null ? size : verb == Verb.ATOMIC ? 8 : lat ? 2 : 65536;
+        if (verb == Verb.ATOMIC && sz != 8) usage("atomic tests use 8-byte messages; -s/--size cannot be changed (perftest: 'Message size cannot be changed for Atomic tests')");
+        if (sz < 1 || sz > (1 << 29)) usage("invalid -s/--size " + sz + ": must be 1..536870912");
+        if (iters != null && duration != null) usage("-n/--iters and -D/--duration exclude each other");
+        long it = iters != null ? iters : (test == Test.WRITE_BW ? 5000 : 1000);
+        if (iters != null && (it < 1 || it > 100_000_000L)) usage("invalid -n/--iters " + it + ": must be 1..100000000");
+        if (lat && duration == null && it < 5) usage("invalid -n/--iters " + it + ": a latency test needs at least 5 iterations");
+        double dur = 0;
+        if (duration != null) {
+            if (!(duration > 0) || duration > 86400) usage("invalid -D/--duration " + duration + ": must be >0 and <= 86400 seconds");
+            dur = duration;
+        }
+        if (qpCount < 1 || qpCount > 256) usage("invalid -q/--qp " + qpCount + ": must be 1..256");
+        if (lat && qpCount != 1) usage("latency tests use one QP (-q 1)");
+        if (port < 1 || port > 65535) usage("invalid -p/--port " + port + ": must be 1..65535");
+        if (gidIndex != null && gidIndex != 0) {
+            usage("invalid -x/--gid-index " + gidIndex + ": our GID table has one entry, index 0 (the IPv4-mapped --bind address); "
+                    + "the peer's -x (1 on rxe) is its own index");
+        }
+        if (!(timeoutSeconds > 0) || timeoutSeconds > 86400) usage("invalid --timeout " + timeoutSeconds + ": must be >0 and <= 86400");
+        if (qpTimeout < 1 || qpTimeout > 31) usage("invalid --qp-timeout " + qpTimeout + ": must be 1..31");
+        Mtu m = null;
+        if (mtu != null) {
+            try {
+                m = Mtu.ofBytes(mtu);
+            } catch (IllegalArgumentException e) {
+                usage("invalid -m/--mtu " + mtu + ": must be 256, 512, 1024, 2048 or 4096");
+            }
+        }
+        long total = 2 * Math.max(sz, PerftestHandshake.DEFAULT_CYCLE_BUFFER) * qpCount;
+        if (total > (1L << 31)) usage("-s/--size times -q/--qp needs " + total + " bytes of buffers; at most 2 GiB");
+        InetAddress peerHost = host == null ? null : resolve(host, "HOST");
+        InetAddress local = bind != null ? resolve(bind, "--bind") : null;
+        if (local == null) {
+            if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
+            local = LocalAddress.towards(peerHost);
+        }
+        if (m == null) m = LocalAddress.activeMtu(local);
+        PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, dur, m, qpCount,
+                Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout);
+        try (Device dev = Device.open(pcap == null ? new DeviceConfig(local) : new DeviceConfig(local).pcap(pcap))) {
+            return new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+        }
+    }
+
+    private void usage(String message) {
+        throw new ParameterException(spec.commandLine(), message);
+    }
+
+    private InetAddress resolve(String name, String what) {
+        try {
+            InetAddress a = InetAddress.getByName(name);
+            if (!(a instanceof Inet4Address)) usage(what + " " + name + " is not an IPv4 address");
+            return a;
+        } catch (UnknownHostException e) {
+            throw new ParameterException(spec.commandLine(), "cannot resolve " + what + " " + name);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package io.jroce.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+
+import static io.jroce.cli.PingpongCommandTest.usageError;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PerfCommandTest {
+    private static final AtomicInteger PORT = new AtomicInteger(28560);
+    /** REPORT_FMT of perftest 4.5 (shared/vectors/rxe/*.log). */
+    private static final Pattern BW_ROW = Pattern.compile(" \\d+ +\\d+ +\\d+\\.\\d\\d +\\d+\\.\\d\\d *\t\t   \\d+\\.\\d{6}");
+    private static final Pattern LAT_ROW = Pattern.compile(" \\d+ +\\d+ +(\\d+\\.\\d\\d[ \t]+){6}\\d+\\.\\d\\d *");
+    private static final String BW_HEADER = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
+
+    @Test
+    void badOptionsAreOneLineUsageErrors() {
+        usageError("unknown test 'frob': one of send, write, read, atomic", "perf", "frob", "--bind", "127.0.1.1");
+        usageError("Missing required parameter", "perf");
+        usageError("-s/--size 0", "perf", "write", "--bind", "127.0.1.1", "-s", "0");
+        usageError("'big'", "perf", "write", "--bind", "127.0.1.1", "-s", "big");
+        usageError("atomic tests use 8-byte messages", "perf", "atomic", "--bind", "127.0.1.1", "-s", "16");
+        usageError("exclude each other", "perf", "send", "--bind", "127.0.1.1", "-n", "10", "-D", "1");
+        usageError("-D/--duration", "perf", "send", "--bind", "127.0.1.1", "-D", "0");
+        usageError("-n/--iters 0", "perf", "send", "--bind", "127.0.1.1", "-n", "0");
+        usageError("at least 5 iterations", "perf", "send", "--lat", "--bind", "127.0.1.1", "-n", "3");
+        usageError("-m/--mtu 1500", "perf", "read", "--bind", "127.0.1.1", "-m", "1500");
+        usageError("-q/--qp 0", "perf", "read", "--bind", "127.0.1.1", "-q", "0");
+        usageError("one QP", "perf", "read", "--lat", "--bind", "127.0.1.1", "-q", "2");
+        usageError("-p/--port 0", "perf", "read", "--bind", "127.0.1.1", "-p", "0");
+        usageError("our GID table has one entry", "perf", "read", "--bind", "127.0.1.1", "-x", "1");
+        usageError("needs --bind", "perf", "write");
+        usageError("--timeout", "perf", "write", "--bind", "127.0.1.1", "--timeout", "-1");
+        usageError("Unknown option", "perf", "write", "--bind", "127.0.1.1", "--frob");
+    }
+
+    @Test
+    void helpListsTheOptions() {
+        Cli.Result h = Cli.run("perf", "--help");
+        assertEquals(0, h.exit());
+        for (String o : List.of("--lat", "--size", "--iters", "--duration", "--mtu", "--qp", "--port", "--gid-index", "--bind", "--json")) {
+            assertTrue(h.out().contains(o), o);
+        }
+    }
+
+    private static Cli.Result[] run(String... common) throws Exception {
+        String port = String.valueOf(PORT.getAndIncrement());
+        List<String> server = new ArrayList<>(List.of("perf"));
+        List<String> client = new ArrayList<>(List.of("perf", common[0], "127.0.1.1"));
+        Collections.addAll(server, common);
+        client.addAll(List.of(common).subList(1, common.length));
+        server.addAll(List.of("--bind", "127.0.1.1", "-p", port, "-x", "0"));
+        client.addAll(List.of("--bind", "127.0.1.2", "-p", port));
+        Cli.Result[] r = PingpongCommandTest.pair(server, client);
+        assertEquals(0, r[0].exit(), "server: " + r[0].out() + r[0].err());
+        assertEquals(0, r[1].exit(), "client: " + r[1].out() + r[1].err());
+        return r;
+    }
+
+    private static void bwTable(Cli.Result r, String title, int size, int iters) {
+        List<String> lines = r.outLines();
+        assertTrue(lines.contains("                    " + title), r.out());
+        int h = lines.indexOf(BW_HEADER);
+        assertTrue(h > 0, r.out());
+        String row = lines.get(h + 1);
+        assertTrue(BW_ROW.matcher(row).matches(), "[" + row + "]");
+        assertTrue(row.startsWith(String.format(" %-7d    %-10d", size, iters)), row);
+        assertEquals(PerfReport.RESULT_LINE, lines.get(h + 2));
+        assertTrue(r.out().contains(" local address: LID 0000 QPN 0x"), r.out());
+        assertTrue(r.out().contains(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:01:0"), r.out());
+    }
+
+    @Test
+    void sendBandwidth() throws Exception {
+        Cli.Result[] r = run("send", "-n", "40", "-s", "9000", "-m", "4096");
+        bwTable(r[0], "Send BW Test", 9000, 40);
+        bwTable(r[1], "Send BW Test", 9000, 40);
+        assertTrue(r[0].out().contains("* Waiting for client to connect... *"));
+        assertTrue(r[0].out().contains(" RX depth        : 40"), r[0].out());
+        assertTrue(r[1].out().contains(" TX depth        : 40"), r[1].out());
+    }
+
+    @Test
+    void writeBandwidthWithTwoQps() throws Exception {
+        Cli.Result[] r = run("write", "-n", "30", "-s", "4096", "-q", "2");
+        bwTable(r[1], "RDMA_Write BW Test", 4096, 60);
+        // the passive server prints the client's report, received in the report exchange
+        bwTable(r[0], "RDMA_Write BW Test", 4096, 60);
+        String row = r[1].outLines().get(r[1].outLines().indexOf(BW_HEADER) + 1);
+        assertEquals(row, r[0].outLines().get(r[0].outLines().indexOf(BW_HEADER) + 1));
+        assertTrue(r[1].out().contains(" RKey 0x"), r[1].out());
+        assertEquals(4, r[1].outLines().stream().filter(l -> l.startsWith(" GID: ")).count(), "2 local + 2 remote");
+    }
+
+    @Test
+    void readBandwidthAsJson() throws Exception {
+        Cli.Result[] r = run("read", "-n", "20", "-s", "8192", "--json");
+        Map<String, Object> c = TinyJson.object(r[1].out().strip());
+        assertEquals("ib_read_bw", c.get("test"));
+        assertEquals("client", c.get("role"));
+        assertEquals(20L, ((Number) c.get("iterations")).longValue());
+        assertEquals(8192L, ((Number) c.get("size")).longValue());
+        assertTrue(((Number) c.get("bw_avg_mb_s")).doubleValue() > 0, r[1].out());
+        Map<String, Object> s = TinyJson.object(r[0].out().strip());
+        assertEquals("server", s.get("role"));
+        assertEquals("peer", s.get("results_from"));
+        assertEquals(c.get("bw_avg_mb_s"), s.get("bw_avg_mb_s"));
+        assertEquals("5.70", s.get("peer_version"));
+    }
+
+    @Test
+    void atomicBandwidth() throws Exception {
+        Cli.Result[] r = run("atomic", "-n", "20");
+        bwTable(r[1], "Atomic BW Test", 8, 20);
+    }
+
+    @Test
+    void writeBandwidthForADuration() throws Exception {
+        Cli.Result[] r = run("write", "-D", "0.5", "-s", "1024", "--json");
+        Map<String, Object> c = TinyJson.object(r[1].out().strip());
+        assertTrue(((Number) c.get("iterations")).longValue() > 0, r[1].out());
+        assertEquals(0.0, ((Number) c.get("bw_peak_mb_s")).doubleValue(), "no peak in duration mode (perftest)");
+    }
+
+    private static void latTable(Cli.Result r, String title) {
+        List<String> lines = r.outLines();
+        assertTrue(lines.contains("                    " + title), r.out());
+        int h = lines.indexOf(PerfReport.RESULT_FMT_LAT);
+        assertTrue(h > 0, r.out());
+        assertTrue(LAT_ROW.matcher(lines.get(h + 1)).matches(), "[" + lines.get(h + 1) + "]");
+    }
+
+    @Test
+    void sendLatency() throws Exception {
+        Cli.Result[] r = run("send", "--lat", "-n", "20");
+        latTable(r[0], "Send Latency Test");
+        latTable(r[1], "Send Latency Test");
+        assertTrue(r[1].out().contains(" 2       20   "), r[1].out());
+    }
+
+    @Test
+    void writeLatency() throws Exception {
+        Cli.Result[] r = run("write", "--lat", "-n", "20", "-s", "300");
+        latTable(r[0], "RDMA_Write Latency Test");
+        latTable(r[1], "RDMA_Write Latency Test");
+    }
+
+    @Test
+    void readLatencyAsJson() throws Exception {
+        Cli.Result[] r = run("read", "--lat", "-n", "20", "--json");
+        Map<String, Object> c = TinyJson.object(r[1].out().strip());
+        assertEquals("ib_read_lat", c.get("test"));
+        assertEquals(20L, ((Number) c.get("iterations")).longValue());
+        double min = ((Number) c.get("t_min_us")).doubleValue();
+        double typ = ((Number) c.get("t_typical_us")).doubleValue();
+        assertTrue(min > 0 && min <= typ, r[1].out());
+        assertEquals("none", TinyJson.object(r[0].out().strip()).get("results_from"));
+    }
+
+    @Test
+    void noServerIsAOneLineFailure() {
+        Cli.Result c = Cli.run("perf", "send", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28559", "--timeout", "0.3");
+        assertEquals(1, c.exit(), c.err());
+        assertTrue(c.err().startsWith("jroce perf: cannot connect to TCP 127.0.1.1:28559"), c.err());
+        assertEquals(1, c.errLines().size(), c.err());
+    }
+}

@@ -1,0 +1,125 @@
+package io.jroce.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.DataInputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PingpongCommandTest {
+    private static final Pattern LOCAL = Pattern.compile("  local address:  LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:127\\.0\\.1\\.[12]");
+    private static final Pattern REMOTE = Pattern.compile("  remote address: LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:127\\.0\\.1\\.[12]");
+
+    /** Exit 2 and exactly one line on stderr, naming the command and the problem. */
+    static void usageError(String expect, String... args) {
+        Cli.Result r = Cli.run(args);
+        assertEquals(2, r.exit(), r.err());
+        assertEquals(1, r.errLines().size(), r.err());
+        assertTrue(r.err().startsWith("jroce " + args[0] + ": "), r.err());
+        assertTrue(r.err().contains(expect), r.err());
+        assertEquals("", r.out());
+    }
+
+    @Test
+    void badOptionsAreOneLineUsageErrors() {
+        usageError("-s/--size 0", "pingpong", "--bind", "127.0.1.1", "-s", "0");
+        usageError("'abc'", "pingpong", "--bind", "127.0.1.1", "-s", "abc");
+        usageError("-m/--mtu 1000", "pingpong", "--bind", "127.0.1.1", "-m", "1000");
+        usageError("-p/--port 70000", "pingpong", "--bind", "127.0.1.1", "-p", "70000");
+        usageError("-n/--iters 0", "pingpong", "--bind", "127.0.1.1", "-n", "0");
+        usageError("-r/--rx-depth 1", "pingpong", "--bind", "127.0.1.1", "-r", "1");
+        usageError("our GID table has one entry", "pingpong", "--bind", "127.0.1.1", "-g", "1");
+        usageError("--timeout", "pingpong", "--bind", "127.0.1.1", "--timeout", "0");
+        usageError("--qp-timeout", "pingpong", "--bind", "127.0.1.1", "--qp-timeout", "40");
+        usageError("needs --bind", "pingpong");
+        usageError("cannot resolve --bind", "pingpong", "--bind", "no-such-host.invalid");
+        usageError("Unknown option", "pingpong", "--frob");
+        usageError("Unmatched argument", "pingpong", "127.0.1.1", "extra");
+    }
+
+    @Test
+    void acceptedOptionsParse() {
+        Cli.Result h = Cli.run("pingpong", "--help");
+        assertEquals(0, h.exit());
+        for (String o : List.of("--port", "--size", "--iters", "--mtu", "--rx-depth", "--gid-idx", "--sl", "--chk", "--bind", "--timeout")) {
+            assertTrue(h.out().contains(o), o);
+        }
+    }
+
+    /** Runs a server in a thread and a client in this one. */
+    static Cli.Result[] pair(List<String> server, List<String> client) throws Exception {
+        CompletableFuture<Cli.Result> s = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
+        Cli.Result c = Cli.run(client.toArray(String[]::new));
+        Cli.Result sr = s.get(60, TimeUnit.SECONDS);
+        return new Cli.Result[] {sr, c};
+    }
+
+    @Test
+    void serverAndClientPingPong() throws Exception {
+        Cli.Result[] r = pair(List.of("pingpong", "--bind", "127.0.1.1", "-p", "28515", "-n", "20", "-s", "64", "-g", "0", "-l", "3"),
+                List.of("pingpong", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28515", "-n", "20", "-s", "64", "-c"));
+        for (Cli.Result x : r) {
+            assertEquals(0, x.exit(), x.out() + x.err());
+            List<String> lines = x.outLines();
+            assertEquals(4, lines.size(), x.out());
+            assertTrue(LOCAL.matcher(lines.get(0)).matches(), lines.get(0));
+            assertTrue(REMOTE.matcher(lines.get(1)).matches(), lines.get(1));
+            assertTrue(lines.get(2).matches("2560 bytes in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d Mbit/sec"), lines.get(2));
+            assertTrue(lines.get(3).matches("20 iters in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d usec/iter"), lines.get(3));
+        }
+        // each side's local QPN/PSN is the other's remote
+        assertEquals(r[0].outLines().get(0).substring(17), r[1].outLines().get(1).substring(17));
+        assertEquals(r[1].outLines().get(0).substring(17), r[0].outLines().get(1).substring(17));
+    }
+
+    @Test
+    void multiPacketMessagesAreValidated() throws Exception {
+        Cli.Result[] r = pair(List.of("pingpong", "--bind", "127.0.1.1", "-p", "28516", "-n", "5", "-s", "9000", "-m", "1024", "-r", "4"),
+                List.of("pingpong", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28516", "-n", "5", "-s", "9000", "-m", "1024", "-r", "4", "--chk"));
+        assertEquals(0, r[0].exit(), r[0].out() + r[0].err());
+        assertEquals(0, r[1].exit(), r[1].out() + r[1].err());
+        assertTrue(r[1].out().contains("90000 bytes in "), r[1].out());
+        assertTrue(!r[1].out().contains("invalid data"), r[1].out());
+    }
+
+    @Test
+    void aPeerWithoutGidIsAFailureWithAHint() throws Exception {
+        // a fake ibv_rc_pingpong server started without -g: it announces GID 0
+        try (ServerSocket ss = new ServerSocket()) {
+            ss.bind(new InetSocketAddress("127.0.1.1", 28517));
+            CompletableFuture<Void> fake = CompletableFuture.runAsync(() -> {
+                try (Socket s = ss.accept()) {
+                    s.setSoTimeout(10_000);
+                    DataInputStream in = new DataInputStream(s.getInputStream());
+                    in.readFully(new byte[52]);
+                    s.getOutputStream().write("0000:000033:000001:00000000000000000000000000000000\0".getBytes(StandardCharsets.US_ASCII));
+                    in.readFully(new byte[5]);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Cli.Result c = Cli.run("pingpong", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28517", "-n", "1");
+            fake.get(20, TimeUnit.SECONDS);
+            assertEquals(1, c.exit(), c.out() + c.err());
+            assertEquals(1, c.errLines().size(), c.err());
+            assertTrue(c.err().contains("GID 0") && c.err().contains("-g 1"), c.err());
+        }
+    }
+
+    @Test
+    void noServerIsAOneLineFailure() {
+        Cli.Result c = Cli.run("pingpong", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28518", "--timeout", "0.3");
+        assertEquals(1, c.exit(), c.err());
+        assertEquals(1, c.errLines().size(), c.err());
+        assertTrue(c.err().contains("cannot connect to TCP 127.0.1.1:28518"), c.err());
+    }
+}

@@ -1,0 +1,278 @@
+package io.jroce.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static io.jroce.cli.SessionHarness.pair;
+import static io.jroce.cli.SessionHarness.show;
+import static io.jroce.cli.SessionHarness.single;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Sessions run from files, the way a person runs them: the README's examples (read from README.md, so they
+ * cannot rot), the shipped examples in cli/examples, and sessions that fail on purpose. Two nodes run in this
+ * JVM on two threads, on 127.0.2.1 and 127.0.2.2.
+ */
+class SessionScriptsTest {
+    @TempDir
+    Path dir;
+
+    /** The checkout: surefire runs in the cli module. */
+    static Path repo() {
+        Path here = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        return Files.exists(here.resolve("README.md")) && Files.isDirectory(here.resolve("cli")) ? here : here.getParent();
+    }
+
+    static List<String> readmeSessions() throws Exception {
+        String readme = Files.readString(repo().resolve("README.md"));
+        List<String> blocks = new ArrayList<>();
+        Matcher m = Pattern.compile("```jroce\\R(.*?)```", Pattern.DOTALL).matcher(readme);
+        while (m.find()) blocks.add(m.group(1));
+        return blocks;
+    }
+
+    @Test
+    void theReadmeReferenceTableIsTheLanguage() throws Exception {
+        String readme = Files.readString(repo().resolve("README.md"));
+        String rows = String.join("\n", SessionLanguage.referenceRows());
+        assertTrue(readme.contains("| command | what it does |\n|---|---|\n" + rows + "\n"),
+                "README.md's table under 'The session language' must be exactly:\n" + rows);
+    }
+
+    @Test
+    void theReadmeSessionExamplesRun() throws Exception {
+        List<String> blocks = readmeSessions();
+        assertTrue(blocks.size() >= 3, "README.md has jroce examples: " + blocks.size());
+        int ran = 0;
+        for (int i = 0; i < blocks.size(); i++) {
+            String block = blocks.get(i);
+            if (block.contains("\nlisten")) {
+                String active = blocks.get(++i);
+                assertTrue(active.contains("\nconnect"), "a listening README example is followed by its connecting peer:\n" + active);
+                Cli.Result[] r = pair(dir, block, active, List.of(), List.of());
+                assertEquals(0, r[0].exit(), "README example (passive side):\n" + block + show(r[0]));
+                assertEquals(0, r[1].exit(), "README example (active side):\n" + active + show(r[1]));
+                ran += 2;
+            } else {
+                Cli.Result r = single(dir, block);
+                assertEquals(0, r.exit(), "README example:\n" + block + show(r));
+                ran++;
+            }
+        }
+        assertEquals(blocks.size(), ran);
+    }
+
+    @Test
+    void theShippedExamplesExchangeEveryOperation() throws Exception {
+        Path examples = repo().resolve("cli/examples");
+        Cli.Result[] r = pair(examples.resolve("server.jroce"), examples.resolve("client.jroce"), List.of("--mtu", "4096", "--results"),
+                List.of("--mtu", "4096", "--results"));
+        assertEquals(0, r[0].exit(), show(r[0]));
+        assertEquals(0, r[1].exit(), show(r[1]));
+        String client = r[1].out();
+        for (String op : List.of("op=SEND size=4096", "op=SEND_WITH_IMM flags=solicited size=16", "op=SEND flags=inline size=5",
+                "op=RDMA_WRITE_WITH_IMM size=524288", "op=RDMA_READ size=1048576", "op=ATOMIC_FETCH_AND_ADD size=8",
+                "op=ATOMIC_CMP_AND_SWP size=8", "op=SEND_WITH_INV size=4")) {
+            assertTrue(client.contains("result " + op + " "), op + " in\n" + client);
+        }
+        assertTrue(client.contains("result summary expects=9 compares=5 failures=0"), client);
+        assertTrue(r[0].out().contains("result summary expects=6 compares=6 failures=0"), r[0].out());
+        assertTrue(r[0].out().contains("counters device 127.0.2.1: packets_in="), r[0].out());
+        assertEquals("", r[0].err() + r[1].err());
+    }
+
+    @Test
+    void aFailedExpectationStopsTheSessionNamingItsLine() throws Exception {
+        String passive = """
+                cq c
+                qp q
+                mr b size=4k
+                recv mr=b wr_id=1
+                listen
+                expect wr_id=1 opcode=RECV len=4096
+                echo not reached
+                """;
+        String active = """
+                cq c
+                qp q
+                mr b size=4k
+                connect
+                fill b text=hello
+                send mr=b len=5
+                expect opcode=SEND
+                """;
+        Cli.Result[] r = pair(dir, passive, active, List.of(), List.of());
+        assertEquals(1, r[0].exit(), show(r[0]));
+        assertEquals(dir.resolve("a.jroce") + ":6: expect failed: len is 5, expected 4096 (completion: wr_id=1 SUCCESS RECV len=5 qp=0x000011)",
+                r[0].err().strip());
+        assertFalse(r[0].out().contains("not reached"), r[0].out());
+        assertTrue(r[0].out().contains("stats q: qp 0x000011 RTS"), r[0].out());
+        assertTrue(r[0].out().contains("counters device 127.0.2.1"), r[0].out());
+        assertEquals(0, r[1].exit(), show(r[1]));
+    }
+
+    @Test
+    void aRemoteAccessErrorCompletesWithItsStatusOnBothSides() throws Exception {
+        String passive = """
+                cq c
+                qp q
+                mr box size=64
+                recv mr=box wr_id=1
+                listen publish=box
+                # the bad WRITE puts our QP in ERR too, which flushes the receive
+                expect wr_id=1 status=WR_FLUSH_ERR
+                """;
+        String active = """
+                cq c
+                qp q
+                mr b size=64
+                connect
+                write mr=b len=8 remote=box rkey=0xdeadbeef
+                expect status=REM_ACCESS_ERR
+                query
+                """;
+        Cli.Result[] r = pair(dir, passive, active, List.of(), List.of());
+        assertEquals(0, r[0].exit(), show(r[0]));
+        assertEquals(0, r[1].exit(), show(r[1]));
+        assertTrue(r[1].out().contains("expect ok: wr_id=5 REM_ACCESS_ERR"), r[1].out());
+        assertTrue(r[1].out().contains("state ERR"), r[1].out());
+    }
+
+    @Test
+    void trafficSurvivesInjectedFaults() throws Exception {
+        StringBuilder passive = new StringBuilder("cq c\nqp q\nmr box size=64k\nrecv mr=box len=8 wr_id=1\nlisten publish=box ack_timeout=14\n"
+                + "expect wr_id=1 opcode=RECV len=4 timeout=30s\ncompare box len=64k pattern=seq\n");
+        StringBuilder active = new StringBuilder("cq c\nqp q\nmr b size=64k\nconnect ack_timeout=14\nfill b pattern=seq\n");
+        for (int i = 0; i < 4; i++) {
+            active.append("write mr=b remote=box\nexpect opcode=RDMA_WRITE timeout=30s\nread mr=b remote=box\nexpect opcode=RDMA_READ len=65536 timeout=30s\n");
+        }
+        active.append("compare b pattern=seq\nsend mr=b len=4\nexpect opcode=SEND timeout=30s\ncounters chaos\n");
+        Cli.Result[] r = pair(dir, passive.toString(), active.toString(), List.of("--chaos", "drop=0.05,reorder=0.05,dup=0.02,seed=11"),
+                List.of("--chaos", "drop=0.05,reorder=0.05,dup=0.02,seed=12"));
+        assertEquals(0, r[0].exit(), show(r[0]) + "\n=== active side\n" + show(r[1]));
+        assertEquals(0, r[1].exit(), show(r[1]) + "\n=== passive side\n" + show(r[0]));
+        assertTrue(r[1].out().contains("chaos: in.drop=0.05"), r[1].out());
+        Matcher dropped = Pattern.compile("(in|out)\\.dropped=(\\d+)").matcher(r[0].out() + r[1].out());
+        long drops = 0;
+        while (dropped.find()) drops += Long.parseLong(dropped.group(2));
+        assertTrue(drops > 0, "the injector dropped something:\n" + r[0].out() + r[1].out());
+    }
+
+    @Test
+    void modifyingToErrorFlushesEveryReceive() throws Exception {
+        Cli.Result r = single(dir, """
+                cq c
+                qp q
+                mr b size=4k
+                recv mr=b len=1k wr_id=1
+                recv mr=b offset=1k len=1k wr_id=2
+                recv mr=b offset=2k len=1k wr_id=3
+                modify state=ERR
+                expect wr_id=2 status=WR_FLUSH_ERR qp=q
+                wait
+                poll
+                poll
+                query
+                stats
+                """);
+        assertEquals(0, r.exit(), show(r));
+        String out = r.out();
+        assertTrue(out.contains("modify q: INIT -> ERR"), out);
+        assertTrue(out.contains("expect ok: wr_id=2 WR_FLUSH_ERR"), out);
+        assertTrue(out.contains("wc wr_id=1 WR_FLUSH_ERR"), out);
+        assertTrue(out.contains("wc wr_id=3 WR_FLUSH_ERR"), out);
+        assertTrue(out.contains("poll c: empty"), out);
+        assertTrue(out.contains("query q: QPN 0x000011 state ERR"), out);
+        assertTrue(out.contains("stats q: qp 0x000011 ERR"), out);
+    }
+
+    @Test
+    void localCommandsShowWhatTheyDid() throws Exception {
+        Files.writeString(dir.resolve("payload.txt"), "abc");
+        Cli.Result r = single(dir, """
+                mr buf size=64 access=local_write
+                fill buf text="hi\\tthere"
+                dump buf len=8 as=text
+                fill buf offset=16 len=16 pattern=seq
+                dump buf offset=16 len=16
+                fill buf offset=32 u64=0x0102030405060708
+                dump buf offset=32 len=8 as=u64
+                fill buf offset=40 len=6 file=payload.txt
+                compare buf offset=40 len=6 text=abcabc
+                compare buf offset=16 len=16 sha256=be45cb2605bf36bebde684841a28f0fd43c69850a3dce5fedba69928ee3a8991
+                echo buf at $buf.addr, $buf.len bytes, lkey $buf.lkey
+                help fadd
+                history
+                counters all
+                """);
+        assertEquals(0, r.exit(), show(r));
+        String out = r.out();
+        assertTrue(out.contains("mr buf: 64 bytes at 0x"), out);
+        assertTrue(out.contains("dump buf: \"hi\\tthere\""), out);
+        // pattern=seq counts from the start of the range: byte i of the range is i mod 256
+        assertTrue(out.contains("  00000010  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|"), out);
+        assertTrue(out.contains("72623859790382856 (0x0102030405060708)"), out);
+        assertTrue(out.contains("compare buf: ok, 6 bytes at offset 40"), out);
+        assertTrue(out.contains("compare buf: ok, sha256 of 16 bytes at offset 16"), out);
+        assertTrue(out.matches("(?s).*buf at 0x[0-9a-f]+, 64 bytes, lkey 0x[0-9a-f]+\n.*"), out);
+        assertTrue(out.contains("fadd [qp=QP] mr=MR"), out);
+        assertTrue(out.contains("   12  help fadd"), out);
+        assertTrue(out.contains("counters device 127.0.2.1: packets_in=0 bytes_in=0"), out);
+    }
+
+    @Test
+    void aCompareFailureNamesTheFirstDifference() throws Exception {
+        Cli.Result r = single(dir, "mr b size=16\nfill b text=abc\ncompare b text=abd\necho not reached\n");
+        assertEquals(1, r.exit(), show(r));
+        assertEquals(dir.resolve("single.jroce") + ":3: compare b failed: byte at offset 2 is 0x63, expected 0x64; 1 of 3 bytes differ",
+                r.err().strip());
+        assertFalse(r.out().contains("not reached"));
+
+        Cli.Result sha = single(dir, "mr b size=16\ncompare b sha256=" + "ab".repeat(32) + "\n");
+        assertEquals(1, sha.exit(), show(sha));
+        assertTrue(sha.err().contains("/single.jroce:2: compare b failed: the SHA-256 of 16 bytes at offset 0 is "
+                + "374708fff7719dd5979ec875d56cd2286f6d3cf7ec317a3b25632aab28ec37bb, expected abab"), sha.err());
+    }
+
+    @Test
+    void aCompletionThatNeverComesTimesOut() throws Exception {
+        Cli.Result r = single(dir, "cq c\nqp q\nexpect timeout=50ms\n");
+        assertEquals(1, r.exit(), show(r));
+        assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":3: expect: no completion on cq c within 50 ms; qp q INIT"), r.err());
+    }
+
+    @Test
+    void exitEndsTheSessionWithItsStatus() throws Exception {
+        Cli.Result r = single(dir, "echo one\nexit 3\necho two\n");
+        assertEquals(3, r.exit(), show(r));
+        assertTrue(r.out().startsWith("one\n"), r.out());
+        assertFalse(r.out().contains("two"), r.out());
+    }
+
+    @Test
+    void chaosChangesWhileTheSessionRuns() throws Exception {
+        Cli.Result r = single(dir, "chaos drop=0.25 dup=0.1\ncounters chaos\nchaos off\n", "--chaos", "seed=9");
+        assertEquals(0, r.exit(), show(r));
+        assertTrue(r.out().contains("chaos: in.drop=0.25,in.dup=0.1,"), r.out());
+        assertTrue(r.out().contains(",seed=9\n"), r.out());
+        assertTrue(r.out().contains("counters chaos: in.passed=0 in.dropped=0"), r.out());
+        assertTrue(r.out().contains("chaos: off"), r.out());
+    }
+
+    @Test
+    void aVerbTheEndpointRefusesStopsTheSession() throws Exception {
+        Cli.Result r = single(dir, "cq c\nqp q recv_wr=1\nmr b size=64\nrecv mr=b\nrecv mr=b\n");
+        assertEquals(1, r.exit(), show(r));
+        assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":5: recv: receive queue of QP 0x11 is full (1 entries)"), r.err());
+        assertFalse(r.err().contains("\tat "), r.err());
+    }
+}
