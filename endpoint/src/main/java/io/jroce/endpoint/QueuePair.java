@@ -272,11 +272,14 @@ public final class QueuePair {
         }
     }
 
-    void completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
+    /** Returns false when the receive CQ overran: the QP is then in ERR and the message must not be ACKed. */
+    boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
         rqConsumed++;
-        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited) && state != QpState.ERR) {
-            toError("receive CQ overrun");
+        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited)) {
+            if (state != QpState.ERR) toError("receive CQ overrun");
+            return false;
         }
+        return true;
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -170,7 +170,10 @@ final class Responder {
             immInv = rkey;
         }
         msn = (msn + 1) & Aeth.MSN_MASK;
-        qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, immInv, flags, p.se());
+        if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, immInv, flags, p.se())) {
+            cqOverrun(psn);
+            return;
+        }
         ackIfAsked(p, psn);
     }
 
@@ -222,8 +225,11 @@ final class Responder {
         msn = (msn + 1) & Aeth.MSN_MASK;
         if (withImm) {
             RecvWqe r = qp.rqSlot(qp.rqConsumed);
-            qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeTotal, p.immDt().imm(),
-                    WorkCompletion.WITH_IMM, p.se());
+            if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeTotal, p.immDt().imm(),
+                    WorkCompletion.WITH_IMM, p.se())) {
+                cqOverrun(psn);
+                return;
+            }
         }
         ackIfAsked(p, psn);
     }
@@ -431,6 +437,16 @@ final class Responder {
 
     private void ackIfAsked(RocePacket p, int psn) {
         if (p.ackReq()) sendAck(Aeth.ACK_UNLIMITED, psn);
+    }
+
+    /**
+     * The receive completion did not fit: the message was not delivered to the application, so it is not
+     * acknowledged. The requester learns at once from a remote operational error NAK (IBA 9.9.3.1.2.1:
+     * the responder cannot complete the request) instead of retrying into a QP that is now in ERR.
+     */
+    private void cqOverrun(int psn) {
+        qp.counters.naksSent++;
+        sendAck(Aeth.nak(Aeth.NakCode.REMOTE_OPERATIONAL_ERROR), psn);
     }
 
     private void rnrNak(int psn) {

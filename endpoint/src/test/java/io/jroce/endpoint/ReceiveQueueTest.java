@@ -135,7 +135,8 @@ class ReceiveQueueTest {
     void aReceiveCqOverrunIsReportedAndFailsTheQp() throws Exception {
         try (Pair p = new Pair()) {
             CompletionQueue recvCq = p.b.createCq(2);
-            QueuePair qa = p.pdA.createQp(new QpInitAttr(p.a.createCq(16)).maxSendWr(8).maxRecvWr(8));
+            CompletionQueue sendCqA = p.a.createCq(16);
+            QueuePair qa = p.pdA.createQp(new QpInitAttr(sendCqA).maxSendWr(8).maxRecvWr(8));
             QueuePair qb = p.pdB.createQp(new QpInitAttr(p.b.createCq(16), recvCq).maxSendWr(8).maxRecvWr(8));
             p.connect(qa, qb, Mtu.MTU_1024, 0x10, 0x20, 2, 2);
             MemoryRegion src = p.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
@@ -155,6 +156,11 @@ class ReceiveQueueTest {
             Pair.barrier(p.b);
             assertEquals(QpState.ERR, qb.state());
             assertTrue(qb.describe().contains(" rq 0/8 "), qb.describe());
+            // the message whose completion did not fit was not delivered, so it is not acknowledged:
+            // the sender gets a remote operational error, not a false success
+            WorkCompletion failed = Pair.awaitOne(sendCqA);
+            assertEquals(2, failed.wrId(), failed.toString());
+            assertEquals(WcStatus.REM_OP_ERR, failed.status(), failed.toString());
         }
     }
 
