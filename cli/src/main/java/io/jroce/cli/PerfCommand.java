@@ -90,6 +90,10 @@ final class PerfCommand implements Callable<Integer> {
             + "under load can miss). Invisible to the peer.")
     int qpTimeout;
 
+    @Option(names = "--chaos", paramLabel = "SPEC", description = "Inject faults into our device's datagrams, both directions, "
+            + "e.g. drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42 (see README, Fault injection).")
+    String chaosSpec;
+
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
     java.nio.file.Path pcap;
 
@@ -153,8 +157,24 @@ final class PerfCommand implements Callable<Integer> {
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, dur, m, qpCount,
                 Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout);
-        try (Device dev = Device.open(pcap == null ? new DeviceConfig(local) : new DeviceConfig(local).pcap(pcap))) {
-            return new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+        DeviceConfig config = new DeviceConfig(local);
+        if (pcap != null) config.pcap(pcap);
+        io.jroce.endpoint.fault.FaultInjector chaos = null;
+        if (chaosSpec != null) {
+            try {
+                chaos = io.jroce.endpoint.fault.FaultInjector.parse(chaosSpec);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
+            }
+            config.filter(chaos);
+        }
+        try (Device dev = Device.open(config)) {
+            if (chaos != null) {
+                spec.commandLine().getErr().println("chaos " + chaos.spec() + ": replay with --chaos '" + chaos.spec() + "'");
+            }
+            int rc = new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+            if (chaos != null) spec.commandLine().getErr().println("chaos: " + chaos.counters() + "\ndevice: " + dev.counters());
+            return rc;
         }
     }
 

@@ -99,6 +99,10 @@ final class PingpongCommand implements Callable<Integer> {
             + "under load can miss). Invisible to the peer.")
     int qpTimeout;
 
+    @Option(names = "--chaos", paramLabel = "SPEC", description = "Inject faults into our device's datagrams, both directions, "
+            + "e.g. drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42 (see README, Fault injection).")
+    String chaosSpec;
+
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
     java.nio.file.Path pcap;
 
@@ -115,8 +119,24 @@ final class PingpongCommand implements Callable<Integer> {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        try (Device dev = Device.open(pcap == null ? new DeviceConfig(local) : new DeviceConfig(local).pcap(pcap))) {
-            return run(dev, peerHost, local, p, timeout);
+        DeviceConfig config = new DeviceConfig(local);
+        if (pcap != null) config.pcap(pcap);
+        io.jroce.endpoint.fault.FaultInjector chaos = null;
+        if (chaosSpec != null) {
+            try {
+                chaos = io.jroce.endpoint.fault.FaultInjector.parse(chaosSpec);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
+            }
+            config.filter(chaos);
+        }
+        try (Device dev = Device.open(config)) {
+            if (chaos != null) {
+                spec.commandLine().getErr().println("chaos " + chaos.spec() + ": replay with --chaos '" + chaos.spec() + "'");
+            }
+            int rc = run(dev, peerHost, local, p, timeout);
+            if (chaos != null) spec.commandLine().getErr().println("chaos: " + chaos.counters() + "\ndevice: " + dev.counters());
+            return rc;
         }
     }
 
