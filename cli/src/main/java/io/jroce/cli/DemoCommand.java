@@ -80,6 +80,10 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "N", description = "--in-process: seed for payloads and starting PSNs (default: random, printed).")
     Long seed;
 
+    @Option(names = "--chaos", paramLabel = "SPEC", description = "--in-process: inject faults on node A in both directions, "
+            + "e.g. drop=0.01,seed=7 (README, Fault injection): every transfer must still verify.")
+    String chaosSpec;
+
     @Option(names = "--no-bench", description = "--in-process: skip the throughput and latency measurement.")
     boolean noBench;
 
@@ -117,9 +121,9 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (inProcess) {
-            return new InProcessDemo(spec, addrA, addrB, mtu, iters, seed, pcap, noBench, benchSeconds).call();
+            return new InProcessDemo(spec, addrA, addrB, mtu, iters, seed, pcap, noBench, benchSeconds, chaosSpec).call();
         }
-        for (String o : List.of("--iters", "--seed", "--no-bench", "--bench-seconds")) {
+        for (String o : List.of("--iters", "--seed", "--no-bench", "--bench-seconds", "--chaos")) {
             if (spec.commandLine().getParseResult().hasMatchedOption(o)) throw usage(o + " applies to --in-process only");
         }
         try {

@@ -50,9 +50,11 @@ final class InProcessDemo {
     private final Path pcap;
     private final boolean noBench;
     private final double benchSeconds;
+    private final String chaosSpec;
 
     InProcessDemo(CommandSpec spec, String addrA, String addrB, int mtu, int iters, Long seed, Path pcap, boolean noBench,
-                  double benchSeconds) {
+                  double benchSeconds, String chaosSpec) {
+        this.chaosSpec = chaosSpec;
         this.spec = spec;
         this.addrA = addrA;
         this.addrB = addrB;
@@ -85,6 +87,16 @@ final class InProcessDemo {
 
         DeviceConfig ca = new DeviceConfig(a);
         if (pcap != null) ca.pcap(pcap); // A records what it sends and what it receives: every datagram of both nodes
+        io.jroce.endpoint.fault.FaultInjector chaos = null;
+        if (chaosSpec != null) {
+            try {
+                chaos = io.jroce.endpoint.fault.FaultInjector.parse(chaosSpec);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
+            }
+            ca.filter(chaos); // on node A, both directions: every datagram of the pair passes it once
+            out.println("chaos " + chaos.spec() + " on node A (replay with --chaos '" + chaos.spec() + "')");
+        }
         try (Device devA = Device.open(ca); Device devB = Device.open(new DeviceConfig(b))) {
             if (!devA.isEpoll()) out.println("warning: epoll unavailable, running on NIO");
             Link link = new Link(devA, devB, pathMtu, random);
@@ -100,6 +112,7 @@ final class InProcessDemo {
             if (!noBench && failures == 0) bench(link);
             long drops = devA.counters().totalDrops() + devB.counters().totalDrops();
             out.printf("counters: A %s%n          B %s%n", brief(devA), brief(devB));
+            if (chaos != null) out.println("chaos: " + chaos.counters());
             if (drops != 0) out.println("note: " + drops + " datagrams were dropped and recovered (see counters)");
         }
         if (pcap != null) out.println("capture: " + pcap + " (jroce inspect " + pcap + ")");

@@ -23,6 +23,7 @@ final class Completer {
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
     private int retriedAt = -1;
 
+
     Completer(QueuePair qp, Transport tx) {
         this.qp = qp;
         this.tx = tx;

@@ -443,7 +443,11 @@ public final class QueuePair {
 
     /** One line of live state for a 'stats' view: state, PSNs, outstanding WRs, retransmissions. */
     public String describe() {
-        return device.transport().call(() -> {
+        return device.transport().call(this::describeNow);
+    }
+
+    String describeNow() {
+        {
             String head = "";
             if (sqRetired != sqPosted) {
                 SendWqe w = sqSlot(sqRetired);
@@ -458,7 +462,7 @@ public final class QueuePair {
                     counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
                     requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, head,
                     errorReason == null ? "" : " error: " + errorReason);
-        });
+        }
     }
 
     private void toReset() {

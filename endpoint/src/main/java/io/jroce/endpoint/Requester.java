@@ -119,7 +119,10 @@ final class Requester {
         } else {
             op = Opcode.rcSend(first, last, w.opcode == WrOpcode.SEND_WITH_IMM, w.opcode == WrOpcode.SEND_WITH_INV);
         }
-        boolean ackReq = last || ++noAckPkts >= MAX_PKTS_PER_ACK;
+        // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
+        // a requester about to wait for window space always has an acknowledgement coming
+        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, tx.maxUnackedPsns())) >= 0;
+        boolean ackReq = last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         if (ackReq) noAckPkts = 0;
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
         int pad = RoceV2.padFor(payload);

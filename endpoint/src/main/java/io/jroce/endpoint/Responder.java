@@ -59,7 +59,8 @@ final class Responder {
         int psn = p.psn();
         int cmp = Psn.compare(psn, ePsn);
         if (cmp > 0) {
-            // IBA 9.7.5.1.2: one PSN sequence error NAK per gap, carrying the expected PSN
+            // IBA 9.7.5.1.2 (rxe check_psn): a PSN sequence error NAK carrying the expected PSN, once per
+            // gap; the rest of the burst in flight behind the lost packet is dropped silently
             qp.counters.outOfOrder++;
             if (!seqNakSent) {
                 seqNakSent = true;
