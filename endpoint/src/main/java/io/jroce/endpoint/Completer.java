@@ -18,6 +18,9 @@ final class Completer {
     int unackedPsn;
     int retryLeft;
     int rnrLeft;
+    /** Tail-loss probe deadline, 0 when none; and the current probe interval (doubles without progress). */
+    long probeAt;
+    private long probeInterval;
     /** Retransmit deadline on the device clock, 0 when no timer is armed. */
     long retransmitAt;
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
@@ -48,9 +51,21 @@ final class Completer {
             retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
             tx.timers().arm(qp);
         }
+        armProbe(false);
+    }
+
+    /** (Re)starts the tail-loss probe countdown; {@code backoff} doubles the interval (no progress since). */
+    private void armProbe(boolean backoff) {
+        long base = tx.tailProbeNanos();
+        if (base <= 0) return;
+        probeInterval = backoff ? Math.min(probeInterval * 2, Math.max(base, qp.timeoutNanos / 2)) : base;
+        probeAt = tx.clock().nanoTime() + probeInterval;
+        tx.timers().arm(qp);
     }
 
     private void progress() {
+        if (hasOutstanding()) armProbe(false);
+        else probeAt = 0;
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
         retriedAt = -1;
@@ -332,7 +347,14 @@ final class Completer {
                 if (retransmitAt == 0 && hasOutstanding() && qp.state == QpState.RTS) packetSentAgain();
             }
         }
-        return retransmitAt != 0 || req.rnrWaiting;
+        if (probeAt != 0 && now - probeAt >= 0) {
+            probeAt = 0;
+            if (hasOutstanding() && !req.rnrWaiting && qp.state == QpState.RTS && req.probe(unackedPsn)) {
+                qp.counters.probes++;
+                armProbe(true);
+            }
+        }
+        return retransmitAt != 0 || req.rnrWaiting || probeAt != 0;
     }
 
     private void packetSentAgain() {

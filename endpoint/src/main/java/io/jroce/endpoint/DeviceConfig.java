@@ -9,6 +9,7 @@ public final class DeviceConfig {
     int port = io.jroce.wire.RoceV2.UDP_PORT;
     Clock clock = Clock.SYSTEM;
     int maxUnackedPsns = 128;
+    long tailProbeNanos = 1_000_000;
     Path pcap;
     boolean preferEpoll = true;
     int socketBufferBytes = 4 << 20;
@@ -32,6 +33,18 @@ public final class DeviceConfig {
         maxUnackedPsns = v;
         return this;
     }
+    /**
+     * Tail-loss probe: when a QP has heard nothing for this long with packets outstanding, it resends its
+     * oldest unacknowledged packet with AckReq (no rewind, not counted as a retry), so a lost NAK or a lost
+     * retransmission costs a round trip instead of the local ACK timeout. The interval doubles while nothing
+     * is heard. 0 turns probing off (pure IBA behaviour: only NAKs and the local ACK timeout). Default 1 ms.
+     */
+    public DeviceConfig tailProbeMicros(long micros) {
+        if (micros < 0) throw new IllegalArgumentException("tail probe interval must be >= 0 us");
+        tailProbeNanos = micros * 1000;
+        return this;
+    }
+
     /** Record every datagram sent and received to this pcap file. */
     public DeviceConfig pcap(Path v) { pcap = v; return this; }
     /** Use Java NIO instead of the epoll native transport (the ICRC then depends on the kernel's IPv4 ID). */

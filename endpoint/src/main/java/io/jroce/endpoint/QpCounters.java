@@ -21,6 +21,8 @@ public final class QpCounters {
     public long duplicatesSeen;
     public long outOfOrder;
     public long ghostResponses;
+    /** Tail-loss probes: single resends of the oldest unacknowledged packet (no rewind, no retry count). */
+    public long probes;
 
     QpCounters copy() {
         QpCounters c = new QpCounters();
@@ -40,6 +42,7 @@ public final class QpCounters {
         c.duplicatesSeen = duplicatesSeen;
         c.outOfOrder = outOfOrder;
         c.ghostResponses = ghostResponses;
+        c.probes = probes;
         return c;
     }
 
@@ -61,6 +64,7 @@ public final class QpCounters {
         m.put("duplicates_seen", duplicatesSeen);
         m.put("out_of_order", outOfOrder);
         m.put("unexpected_responses", ghostResponses);
+        m.put("probes", probes);
         return m;
     }
 

@@ -106,7 +106,28 @@ final class Requester {
         return true;
     }
 
+    /**
+     * Tail-loss probe: resends the single oldest unacknowledged packet of the head SEND/WRITE with AckReq,
+     * without rewinding. If that packet (or the NAK for it) was lost, the responder accepts it and
+     * acknowledges, and the following NAK restarts Go-Back-N; if it arrived, the duplicate is re-acknowledged.
+     * Either way the requester hears from the responder within a round trip instead of waiting out the
+     * local ACK timeout. Returns false if there was nothing to probe.
+     */
+    boolean probe(int unackedPsn) {
+        if (qp.sqRetired == qp.sqPosted) return false;
+        SendWqe w = qp.sqSlot(qp.sqRetired);
+        if (!w.started || w.opcode.isReadOrAtomic()) return false;
+        int pkt = Psn.distance(w.firstPsn, unackedPsn);
+        if (pkt >= w.npkts || pkt >= w.nextPkt && sqNext == qp.sqRetired) return false; // not sent yet
+        sendDataPacket(w, pkt, unackedPsn, true);
+        return true;
+    }
+
     private void sendDataPacket(SendWqe w, int pkt, int psn) {
+        sendDataPacket(w, pkt, psn, false);
+    }
+
+    private void sendDataPacket(SendWqe w, int pkt, int psn, boolean forceAckReq) {
         int mtu = qp.mtu;
         boolean first = pkt == 0;
         boolean last = pkt == w.npkts - 1;
@@ -122,7 +143,7 @@ final class Requester {
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
         boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, tx.maxUnackedPsns())) >= 0;
-        boolean ackReq = last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
+        boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         if (ackReq) noAckPkts = 0;
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
         int pad = RoceV2.padFor(payload);

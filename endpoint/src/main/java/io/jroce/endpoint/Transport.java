@@ -141,6 +141,7 @@ final class Transport {
     DeviceCounters counters() { return counters; }
     KeyTable keys() { return device.keys(); }
     int maxUnackedPsns() { return config.maxUnackedPsns; }
+    long tailProbeNanos() { return config.tailProbeNanos; }
 
     // ------------------------------------------------------------------------------------------------
     // threading
