@@ -9,6 +9,7 @@ import io.jroce.endpoint.Mtu;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
@@ -90,12 +91,8 @@ final class PerfCommand implements Callable<Integer> {
             + "under load can miss). Invisible to the peer.")
     int qpTimeout;
 
-    @Option(names = "--chaos", paramLabel = "SPEC", description = "Inject faults into our device's datagrams, both directions, "
-            + "e.g. drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42 (see README, Fault injection).")
-    String chaosSpec;
-
-    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
-    java.nio.file.Path pcap;
+    @Mixin
+    DeviceOptions device = new DeviceOptions();
 
     /** One-line error for an unknown TEST. */
     static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
@@ -157,23 +154,9 @@ final class PerfCommand implements Callable<Integer> {
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, dur, m, qpCount,
                 Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout);
-        DeviceConfig config = new DeviceConfig(local);
-        if (pcap != null) config.pcap(pcap);
-        io.jroce.endpoint.fault.FaultInjector chaos = null;
-        if (chaosSpec != null) {
-            try {
-                chaos = io.jroce.endpoint.fault.FaultInjector.parse(chaosSpec);
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
-            }
-            config.filter(chaos);
-        }
-        try (Device dev = Device.open(config)) {
-            if (chaos != null) {
-                spec.commandLine().getErr().println("chaos " + chaos.spec() + ": replay with --chaos '" + chaos.spec() + "'");
-            }
+        try (Device dev = Device.open(device.config(spec, local))) {
             int rc = new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
-            if (chaos != null) spec.commandLine().getErr().println("chaos: " + chaos.counters() + "\ndevice: " + dev.counters());
+            device.report(spec.commandLine().getErr(), dev);
             return rc;
         }
     }

@@ -20,6 +20,7 @@ import io.jroce.endpoint.WorkCompletion;
 import io.jroce.endpoint.WrOpcode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
@@ -99,12 +100,8 @@ final class PingpongCommand implements Callable<Integer> {
             + "under load can miss). Invisible to the peer.")
     int qpTimeout;
 
-    @Option(names = "--chaos", paramLabel = "SPEC", description = "Inject faults into our device's datagrams, both directions, "
-            + "e.g. drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42 (see README, Fault injection).")
-    String chaosSpec;
-
-    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
-    java.nio.file.Path pcap;
+    @Mixin
+    DeviceOptions device = new DeviceOptions();
 
     private PrintWriter out;
 
@@ -119,23 +116,9 @@ final class PingpongCommand implements Callable<Integer> {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        DeviceConfig config = new DeviceConfig(local);
-        if (pcap != null) config.pcap(pcap);
-        io.jroce.endpoint.fault.FaultInjector chaos = null;
-        if (chaosSpec != null) {
-            try {
-                chaos = io.jroce.endpoint.fault.FaultInjector.parse(chaosSpec);
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
-            }
-            config.filter(chaos);
-        }
-        try (Device dev = Device.open(config)) {
-            if (chaos != null) {
-                spec.commandLine().getErr().println("chaos " + chaos.spec() + ": replay with --chaos '" + chaos.spec() + "'");
-            }
+        try (Device dev = Device.open(device.config(spec, local))) {
             int rc = run(dev, peerHost, local, p, timeout);
-            if (chaos != null) spec.commandLine().getErr().println("chaos: " + chaos.counters() + "\ndevice: " + dev.counters());
+            device.report(spec.commandLine().getErr(), dev);
             return rc;
         }
     }

@@ -158,18 +158,7 @@ public final class QueuePair {
         int needLocal = op.writesLocalMemory() ? Access.LOCAL_WRITE : 0;
         for (int i = 0; i < sgl.length; i++) {
             Sge s = sgl[i];
-            MemoryRegion mr = device.keys().byLkey(s.lkey());
-            if (mr == null || !mr.isRegistered()) {
-                throw new VerbsException("SGE " + i + ": lkey 0x" + Integer.toHexString(s.lkey()) + " is not a registered region", wr);
-            }
-            if (mr.pd() != pd) throw new VerbsException("SGE " + i + ": region belongs to another protection domain", wr);
-            if (!mr.contains(s.addr(), s.length())) {
-                throw new VerbsException("SGE " + i + ": [0x" + Long.toHexString(s.addr()) + ", +" + s.length()
-                        + ") is outside " + mr, wr);
-            }
-            if ((mr.access() & needLocal) != needLocal) {
-                throw new VerbsException("SGE " + i + ": " + op + " writes the local buffer but the region lacks LOCAL_WRITE", wr);
-            }
+            MemoryRegion mr = resolveSge(s, i, needLocal, op + " writes the local buffer but the region lacks LOCAL_WRITE", wr);
             w.sgeMr[i] = mr;
             w.sgeAddr[i] = s.addr();
             w.sgeLen[i] = s.length();
@@ -199,6 +188,20 @@ public final class QueuePair {
         w.resetProgress();
     }
 
+    /** The region an SGE names, checked for key, protection domain, bounds and the local access needed. */
+    private MemoryRegion resolveSge(Sge s, int i, int needAccess, String accessMessage, Object wr) {
+        MemoryRegion mr = device.keys().byLkey(s.lkey());
+        if (mr == null || !mr.isRegistered()) {
+            throw new VerbsException("SGE " + i + ": lkey 0x" + Integer.toHexString(s.lkey()) + " is not a registered region", wr);
+        }
+        if (mr.pd() != pd) throw new VerbsException("SGE " + i + ": region belongs to another protection domain", wr);
+        if (!mr.contains(s.addr(), s.length())) {
+            throw new VerbsException("SGE " + i + ": [0x" + Long.toHexString(s.addr()) + ", +" + s.length() + ") is outside " + mr, wr);
+        }
+        if ((mr.access() & needAccess) != needAccess) throw new VerbsException("SGE " + i + ": " + accessMessage, wr);
+        return mr;
+    }
+
     /** Posts a chain of receive work requests: SGE-only entries, consumed strictly in order. */
     public void postRecv(ReceiveWorkRequest first) {
         int posted = 0;
@@ -222,17 +225,7 @@ public final class QueuePair {
                     long cap = 0;
                     for (int i = 0; i < sgl.length; i++) {
                         Sge s = sgl[i];
-                        MemoryRegion mr = device.keys().byLkey(s.lkey());
-                        if (mr == null || !mr.isRegistered()) {
-                            throw new VerbsException("SGE " + i + ": lkey 0x" + Integer.toHexString(s.lkey()) + " is not a registered region", wr);
-                        }
-                        if (mr.pd() != pd) throw new VerbsException("SGE " + i + ": region belongs to another protection domain", wr);
-                        if ((mr.access() & Access.LOCAL_WRITE) == 0) {
-                            throw new VerbsException("SGE " + i + ": a receive buffer needs LOCAL_WRITE access", wr);
-                        }
-                        if (!mr.contains(s.addr(), s.length())) {
-                            throw new VerbsException("SGE " + i + ": [0x" + Long.toHexString(s.addr()) + ", +" + s.length() + ") is outside " + mr, wr);
-                        }
+                        MemoryRegion mr = resolveSge(s, i, Access.LOCAL_WRITE, "a receive buffer needs LOCAL_WRITE access", wr);
                         r.sgeMr[i] = mr;
                         r.sgeAddr[i] = s.addr();
                         r.sgeLen[i] = s.length();
