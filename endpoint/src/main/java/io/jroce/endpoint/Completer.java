@@ -21,6 +21,10 @@ final class Completer {
     /** Tail-loss probe deadline, 0 when none; and the current probe interval (doubles without progress). */
     long probeAt;
     private long probeInterval;
+    /** Smoothed round trip (AckReq packet to the ACK covering it), 0 until measured; Karn's rule on retries. */
+    long srttNanos;
+    private int rttPsn = -1;
+    private long rttStart;
     /** Retransmit deadline on the device clock, 0 when no timer is armed. */
     long retransmitAt;
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
@@ -38,6 +42,8 @@ final class Completer {
         rnrLeft = qp.rnrRetry;
         retransmitAt = 0;
         retriedAt = -1;
+        rttPsn = -1;
+        srttNanos = 0;
     }
 
     boolean hasOutstanding() {
@@ -54,16 +60,36 @@ final class Completer {
         armProbe(false);
     }
 
+    /** An AckReq packet went out: time it if no sample is running (first transmissions only). */
+    void ackRequested(int psn, boolean retransmission) {
+        if (rttPsn < 0 && !retransmission) {
+            rttPsn = psn;
+            rttStart = tx.clock().nanoTime();
+        }
+    }
+
+    private void rttAcked(int ackedThrough) {
+        if (rttPsn >= 0 && Psn.compare(ackedThrough, rttPsn) >= 0) {
+            long sample = tx.clock().nanoTime() - rttStart;
+            srttNanos = srttNanos == 0 ? sample : (7 * srttNanos + sample) / 8;
+            rttPsn = -1;
+        }
+    }
+
     /** (Re)starts the tail-loss probe countdown; {@code backoff} doubles the interval (no progress since). */
     private void armProbe(boolean backoff) {
         long base = tx.tailProbeNanos();
         if (base <= 0) return;
+        // never probe sooner than a few round trips: on a slow path (rxe under emulation, 10-50 ms) a fixed
+        // 1 ms probe would resend the head of nearly every message
+        base = Math.max(base, 4 * srttNanos);
         probeInterval = backoff ? Math.min(probeInterval * 2, Math.max(base, qp.timeoutNanos / 2)) : base;
         probeAt = tx.clock().nanoTime() + probeInterval;
         tx.timers().arm(qp);
     }
 
     private void progress() {
+        rttAcked(Psn.add(unackedPsn, -1));
         if (hasOutstanding()) armProbe(false);
         else probeAt = 0;
         retryLeft = qp.retryCnt;
@@ -288,6 +314,7 @@ final class Completer {
         // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
         retryLeft--;
         retriedAt = psn;
+        rttPsn = -1; // Karn: no RTT sample across a retransmission
         qp.counters.retries++;
         tx.counters().retransmits++;
         if (qp.requester.rewind(psn)) {

@@ -449,11 +449,11 @@ public final class QueuePair {
             }
             return String.format(
                     "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d (cursor +%d) rq %d/%d"
-                            + " retries %d timeouts %d timer %s%s rd_atomic %d%s%s",
+                            + " retries %d timeouts %d timer %s%s rd_atomic %d srtt %dus%s%s",
                     qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
                     sqPosted - sqRetired, sq.length, requester.sqNext - sqRetired, rqPosted - rqConsumed, rq.length - 1,
                     counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
-                    requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, head,
+                    requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos / 1000, head,
                     errorReason == null ? "" : " error: " + errorReason);
         }
     }

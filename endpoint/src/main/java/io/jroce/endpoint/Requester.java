@@ -144,7 +144,11 @@ final class Requester {
         // a requester about to wait for window space always has an acknowledgement coming
         boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, tx.maxUnackedPsns())) >= 0;
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
-        if (ackReq) noAckPkts = 0;
+        if (ackReq) {
+            noAckPkts = 0;
+            qp.completer.ackRequested(psn, forceAckReq || Psn.compare(psn, qp.completer.unackedPsn) < 0 || pkt < w.sentHigh);
+        }
+        if (pkt >= w.sentHigh) w.sentHigh = pkt + 1;
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
         int pad = RoceV2.padFor(payload);
         ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);

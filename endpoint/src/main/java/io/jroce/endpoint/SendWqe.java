@@ -28,6 +28,7 @@ final class SendWqe {
     int lastPsn;
     int npkts;          // PSNs this message uses
     int nextPkt;        // next packet index to transmit
+    int sentHigh;       // packets transmitted at least once (retransmissions are below it)
     // completer progress
     int respPkts;       // READ response packets accepted
     boolean done;
@@ -45,6 +46,7 @@ final class SendWqe {
     void resetProgress() {
         started = false;
         nextPkt = 0;
+        sentHigh = 0;
         respPkts = 0;
         done = false;
     }
