@@ -107,8 +107,8 @@ final class Requester {
     }
 
     /**
-     * Tail-loss probe: resends the single oldest unacknowledged packet of the head SEND/WRITE with AckReq,
-     * without rewinding. If that packet (or the NAK for it) was lost, the responder accepts it and
+     * Tail-loss probe: resends the single oldest unacknowledged packet of the head SEND/WRITE with AckReq
+     * (for a head READ or atomic: its request, from the first missing response), without rewinding. If that packet (or the NAK for it) was lost, the responder accepts it and
      * acknowledges, and the following NAK restarts Go-Back-N; if it arrived, the duplicate is re-acknowledged.
      * Either way the requester hears from the responder within a round trip instead of waiting out the
      * local ACK timeout. Returns false if there was nothing to probe.
@@ -116,7 +116,17 @@ final class Requester {
     boolean probe(int unackedPsn) {
         if (qp.sqRetired == qp.sqPosted) return false;
         SendWqe w = qp.sqSlot(qp.sqRetired);
-        if (!w.started || w.opcode.isReadOrAtomic()) return false;
+        if (!w.started || w.nextPkt == 0 && sqNext == qp.sqRetired) return false;
+        if (w.opcode == WrOpcode.RDMA_READ) {
+            // ask again for the responses from the first missing one: the responder answers a duplicate
+            // READ from its resource, and stale responses of the earlier stream are ignored as duplicates
+            sendReadRequest(w);
+            return true;
+        }
+        if (w.opcode.isAtomic()) {
+            sendAtomic(w); // a duplicate atomic is answered from the saved result, never executed twice
+            return true;
+        }
         int pkt = Psn.distance(w.firstPsn, unackedPsn);
         if (pkt >= w.npkts || pkt >= w.nextPkt && sqNext == qp.sqRetired) return false; // not sent yet
         sendDataPacket(w, pkt, unackedPsn, true);
