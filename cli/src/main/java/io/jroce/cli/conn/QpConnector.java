@@ -117,7 +117,15 @@ public final class QpConnector {
             throw new IllegalStateException(qp + " must be in RESET, INIT or RTR to connect");
         }
         toRtr(qp, remote, p);
-        toRts(qp, localPsn, p);
+        // In RTR the QP already receives: a peer that is quicker to RTS may send at once, and a request that
+        // fails there (say a deliberate access violation) moves the QP to ERR before we get to RTS. That is
+        // the traffic's outcome, reported by the completions that follow, not a failure to connect.
+        if (qp.state() == QpState.ERR) return;
+        try {
+            toRts(qp, localPsn, p);
+        } catch (RuntimeException e) {
+            if (qp.state() != QpState.ERR) throw e;
+        }
     }
 
     /** {@link #connect(QueuePair, PeerInfo, int, Params)} with our own {@link PeerInfo}'s PSN. */

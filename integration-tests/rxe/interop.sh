@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Interop check: jroce (host side, inside netns rxelab on 10.77.0.1) against Linux Soft-RoCE (rdma_rxe)
+# running the real ibv_rc_pingpong and perftest tools in QEMU guests (shared/tools/rxe-vm).
+#
+#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic; both roles)
+#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096
+#   options: --keep-going (default: run every case), --only REGEX (cases whose name matches),
+#            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
+#
+# Needs root, qemu-system-x86 qemu-utils debootstrap socat iproute2 (and tshark, optional), the built jar
+# cli/target/jroce.jar (built here when missing) and ../shared/tools/rxe-vm beside the checkout
+# (override: RXE_VM_DIR). The lab's cache is $RXE_CACHE (default /var/tmp/rxe-vm); it is built when missing
+# (~3-5 min). Traffic stays in the network namespace rxelab.
+#
+# Output: one line per case, "PASS: name (secs)" or "FAIL: name: why", and "LAB: ..." for failures of the
+# emulated lab itself (guest did not boot, guest stopped answering); a boot is retried once. Exit status:
+# 0 all passed, 1 some case failed, 3 the lab failed. Guests and namespace are always torn down.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+RXE_VM=${RXE_VM_DIR:-$REPO/../shared/tools/rxe-vm}
+export RXE_CACHE=${RXE_CACHE:-/var/tmp/rxe-vm}
+NS=rxelab
+JAR=$REPO/cli/target/jroce.jar
+HOST_IP=10.77.0.1
+declare -A GIP=([A]=10.77.0.11 [B]=10.77.0.12)
+FULL=0 ONLY= OUT=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --full) FULL=1 ;;
+    --only) ONLY=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$(id -u)" = 0 ] || { echo "interop.sh: must run as root (network namespace, qemu taps)" >&2; exit 2; }
+[ -x "$RXE_VM/run.sh" ] || { echo "interop.sh: no rxe-vm harness at $RXE_VM (set RXE_VM_DIR)" >&2; exit 2; }
+OUT=${OUT:-$(mktemp -d /tmp/jroce-rxe-interop.XXXX)}
+mkdir -p "$OUT"
+T0=$SECONDS
+PASSED=0 FAILED=0 LABFAIL=0
+JPID=
+
+log() { printf '%s\n' "$*"; }
+elapsed() { echo $((SECONDS - $1)); }
+
+cleanup() {
+  local rc=$?
+  if [ -n "$JPID" ] && kill -0 "$JPID" 2>/dev/null; then kill "$JPID" 2>/dev/null || true; fi
+  "$RXE_VM/run.sh" stop > "$OUT/lab-stop.log" 2>&1 || true
+  log "interop: $PASSED passed, $FAILED failed, $LABFAIL lab failures in $((SECONDS - T0)) s; logs in $OUT"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+gx() { "$RXE_VM/guest-exec.sh" "$@"; }
+nsx() { ip netns exec "$NS" "$@"; }
+
+# ---------------------------------------------------------------------------------------------- lab
+command -v qemu-system-x86_64 >/dev/null || { log "LAB: qemu-system-x86_64 missing (apt-get install qemu-system-x86 qemu-utils debootstrap socat)"; exit 3; }
+if [ ! -f "$JAR" ]; then
+  log "interop: building $JAR"
+  (cd "$REPO" && mvn -B -ntp -q install -DskipTests) > "$OUT/mvn.log" 2>&1 || { log "FAIL: build: see $OUT/mvn.log"; exit 1; }
+fi
+if [ ! -e "$RXE_CACHE/rootfs.img" ]; then
+  log "interop: building the rxe lab in $RXE_CACHE (first time: several minutes)"
+  t=$SECONDS
+  "$RXE_VM/build.sh" > "$OUT/lab-build.log" 2>&1 || { log "LAB: build.sh failed: $(tail -1 "$OUT/lab-build.log")"; exit 3; }
+  log "interop: lab built in $(elapsed $t) s"
+fi
+boot() {
+  local t=$SECONDS try
+  for try in 1 2; do
+    if "$RXE_VM/run.sh" start 2 > "$OUT/lab-start.$try.log" 2>&1 \
+        && gx -t 60 A 'rdma link show rxe0/1 | grep -q ACTIVE' && gx -t 60 B 'rdma link show rxe0/1 | grep -q ACTIVE'; then
+      log "interop: guests up in $(elapsed $t) s ($(grep -c ready "$OUT/lab-start.$try.log") ready, try $try)"
+      return 0
+    fi
+    log "interop: boot try $try failed: $(grep -v '^$' "$OUT/lab-start.$try.log" | tail -1)"
+    "$RXE_VM/run.sh" stop >> "$OUT/lab-start.$try.log" 2>&1 || true
+  done
+  return 1
+}
+boot || { LABFAIL=$((LABFAIL + 1)); log "LAB: guests did not boot twice (logs: $OUT/lab-start.*.log)"; exit 3; }
+
+# The rxe counters that must not move during a case (rxe has no ICRC counter: a bad ICRC is a dropped packet,
+# logged as "bad ICRC" in dmesg, and shows up as a sequence error or retry on one side or the other).
+# Hard errors fail a case; completer_retry_err/duplicate_request (one rxe retransmission after its 67 ms timer) are
+# only noted: they also happen rxe<->rxe under QEMU TCG (measured: ibv_rc_pingpong -s 4096 -n 20 between the two
+# guests gave completer_retry_err +1 on one side and duplicate_request +4 on the other).
+RXE_BAD='out_of_seq_request|rcvd_seq_err|retry_exceeded_err|retry_rnr_exceeded_err|send_err|bad_icrc_log'
+RXE_NOTE='completer_retry_err|duplicate_request'
+rxe_counters() { # guest -> "name value" lines
+  gx -t 60 "$1" 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done; echo "bad_icrc_log $(dmesg | grep -c "bad ICRC" || true)"'
+}
+guest_alive() { gx -t 60 "$1" true >/dev/null 2>&1; }
+
+# ---------------------------------------------------------------------------------------------- cases
+# case NAME ROLE GUEST_CMD JROCE_ARGS
+#   ROLE guest-server: the guest tool listens (on A), jroce connects to it;
+#   ROLE jroce-server: jroce listens on 10.77.0.1, the guest tool (on B) connects.
+# GUEST_CMD is the tool's command line without the server address; JROCE_ARGS jroce's arguments after the
+# jar, without HOST/--bind/--pcap.
+run_case() {
+  local name=$1 role=$2 gcmd=$3 jargs=$4 g t=$SECONDS why= jid jrc grc dir=$OUT/$1
+  if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
+  mkdir -p "$dir"
+  if [ "$role" = guest-server ]; then g=A; else g=B; fi
+  if ! guest_alive "$g"; then
+    LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g does not answer"; return 0
+  fi
+  rxe_counters "$g" > "$dir/rxe-before.txt" 2>&1 || true
+  # shellcheck disable=SC2086
+  if [ "$role" = guest-server ]; then
+    jid=$(gx -b A "$gcmd")
+    set +e
+    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs "${GIP[A]}" --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
+      --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
+    jrc=$?
+    gx -t 120 -w "$jid" A > "$dir/guest.out" 2>&1
+    grc=$?
+    set -e
+  else
+    nsx java -jar "$JAR" $jargs --bind "$HOST_IP" --pcap "$dir/jroce.pcap" --counters --timeout 60 \
+      > "$dir/jroce.out" 2> "$dir/jroce.err" &
+    JPID=$!
+    local i
+    for i in $(seq 1 150); do
+      nsx ss -ltnH "sport = :18515" | grep -q . && break
+      kill -0 "$JPID" 2>/dev/null || break
+      sleep 0.2
+    done
+    set +e
+    gx -t 240 B "$gcmd $HOST_IP" > "$dir/guest.out" 2>&1
+    grc=$?
+    local w=0
+    while kill -0 "$JPID" 2>/dev/null && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
+    kill "$JPID" 2>/dev/null
+    wait "$JPID"
+    jrc=$?
+    JPID=
+    set -e
+  fi
+  rxe_counters "$g" > "$dir/rxe-after.txt" 2>&1 || true
+  local counters icrc
+  counters=$(grep '^counters device' "$dir/jroce.err" || true)
+  icrc=$(sed -n 's/.*drop_icrc=\([0-9]*\).*/\1/p' <<< "$counters")
+  [ "$jrc" = 0 ] || why+="jroce exit $jrc ($(grep -v '^counters device' "$dir/jroce.err" | grep . | tail -1 | cut -c1-300)); "
+  [ "$grc" = 0 ] || why+="guest tool exit $grc ($(grep . "$dir/guest.out" | tail -1 | cut -c1-200)); "
+  [ -n "$counters" ] || why+="no jroce counters; "
+  [ -z "$icrc" ] || [ "$icrc" = 0 ] || why+="jroce drop_icrc=$icrc; "
+  local delta note
+  delta=$(join <(sort "$dir/rxe-before.txt") <(sort "$dir/rxe-after.txt") 2>/dev/null \
+    | awk -v re="^($RXE_BAD)\$" '$1 ~ re && $3 != $2 {printf "%s+%d ", $1, $3 - $2}')
+  note=$(join <(sort "$dir/rxe-before.txt") <(sort "$dir/rxe-after.txt") 2>/dev/null \
+    | awk -v re="^($RXE_NOTE)\$" '$1 ~ re && $3 != $2 {printf " %s+%d", $1, $3 - $2}')
+  [ -z "$delta" ] || why+="rxe counters: ${delta% }; "
+  if [ -s "$dir/jroce.pcap" ]; then
+    java -jar "$JAR" inspect "$dir/jroce.pcap" > "$dir/inspect.txt" 2>&1 || why+="jroce inspect failed on the capture; "
+    # inspect's summary line: "N RoCEv2 packets ... M malformed, K bad ICRC"; per packet "icrc=ok"
+    if grep -qE 'icrc=(bad|BAD|mismatch)' "$dir/inspect.txt" || grep -E 'bad ICRC' "$dir/inspect.txt" | grep -qvE '(^|[^0-9])0 bad ICRC'; then
+      why+="jroce inspect finds bad ICRCs in the capture; "
+    fi
+    if command -v tshark >/dev/null; then # Wireshark's own decoding: every frame RRoCE, nothing malformed
+      local bad
+      bad=$(tshark -r "$dir/jroce.pcap" --disable-protocol rpcordma -Y '_ws.malformed || !infiniband' 2>/dev/null | wc -l)
+      [ "$bad" = 0 ] || why+="tshark: $bad frames malformed or not decoded as InfiniBand; "
+    fi
+  fi
+  if [ -z "$why" ]; then
+    PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [rxe:$note]}"
+  elif ! guest_alive "$g"; then
+    LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g stopped answering (emulation); ${why%; }"
+  else
+    FAILED=$((FAILED + 1)); log "FAIL: $name: ${why%; } (logs: $dir)"
+  fi
+}
+
+# A short figure from the tools' output: perftest's result row or ibv_rc_pingpong's usec/iter.
+summary() {
+  local d=$1 l
+  l=$(grep -hE 'usec/iter' "$d/guest.out" | tail -1 || true)
+  [ -n "$l" ] && { echo " guest: $l"; return; }
+  l=$(grep -hE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$d/jroce.out" "$d/guest.out" | tail -1 | tr -s ' \t' ' ' || true)
+  [ -n "$l" ] && echo " result:$l"
+  return 0
+}
+
+PP="ibv_rc_pingpong -d rxe0 -g 1"
+PT="-d rxe0 -x 1 -F"
+pingpong() { # mtu size iters
+  run_case "pingpong-m$1-s$2-guest-server" guest-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
+  run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
+}
+perf() { # tool jroce-test mtu size iters [extra]
+  local tool=$1 jt=$2 m=$3 s=$4 n=$5 extra=${6:-} lat= sz="-s $4" jsz="-s $4"
+  [[ $tool == *_lat ]] && lat=--lat
+  if [[ $tool == ib_atomic* ]]; then sz=; jsz=; fi
+  local tag=${tool#ib_}${extra:+-${extra##* }}
+  run_case "$tag-m$m-s$s-guest-server" guest-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n"
+  run_case "$tag-m$m-s$s-jroce-server" jroce-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n"
+}
+
+log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $FULL = 1 ] && echo full || echo smoke) matrix, logs in $OUT"
+if [ $FULL = 0 ]; then
+  pingpong 1024 4096 20
+  perf ib_write_bw write 4096 65536 20
+  perf ib_read_bw read 4096 65536 20
+  run_case "atomic_bw-FETCH_AND_ADD-m4096-guest-server" guest-server "ib_atomic_bw $PT -m 4096 -n 20 -A FETCH_AND_ADD" "perf atomic -m 4096 -n 20"
+else
+  for m in 1024 4096; do
+    for s in 64 4096 9000; do pingpong $m $s 20; done
+    for s in 8 4096 65536; do
+      perf ib_write_bw write $m $s 20
+      perf ib_read_bw read $m $s 20
+      perf ib_send_bw send $m $s 20
+    done
+    perf ib_write_lat write $m 9000 50
+    perf ib_send_lat send $m 9000 50
+    perf ib_read_lat read $m 9000 50
+    for s in 2; do
+      perf ib_write_lat write $m $s 100
+      perf ib_send_lat send $m $s 100
+      perf ib_read_lat read $m $s 100
+    done
+    perf ib_atomic_bw atomic $m 8 20 "-A FETCH_AND_ADD"
+    perf ib_atomic_bw atomic $m 8 20 "-A CMP_AND_SWAP"
+    perf ib_atomic_lat atomic $m 8 100 "-A FETCH_AND_ADD"
+  done
+fi
+[ $LABFAIL = 0 ] || exit 3
+[ $FAILED = 0 ] || exit 1
+exit 0
