@@ -73,7 +73,8 @@ class NetnsLossTest {
             sh("ip netns exec " + NS_B + " nft add rule inet jroce c udp dport 4791 numgen random mod 100 '<' " + percent + " counter drop");
             Path examples = Path.of(System.getProperty("user.dir")).getParent().resolve("cli/examples");
             // the example sessions unchanged, except that each expectation may wait long enough for recovery
-            // at 20 % loss (the default is 10 s)
+            // at 20 % loss (the default is 10 s); --linger keeps each node answering after its session ends,
+            // so the peer's retransmission of a last message whose ACK was lost is still acknowledged
             for (String name : new String[] {"server.jroce", "client.jroce"}) {
                 List<String> lines = Files.readAllLines(examples.resolve(name)).stream()
                         .map(l -> l.startsWith("expect ") ? l + " timeout=180s" : l).toList();
@@ -82,9 +83,9 @@ class NetnsLossTest {
             examples = work;
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             String jar = Jroce.jar().toAbsolutePath().toString();
-            Process server = start(NS_A, "server", java, "-jar", jar, "node", "--bind", ADDR_A,
+            Process server = start(NS_A, "server", java, "-jar", jar, "node", "--bind", ADDR_A, "--linger", "10s",
                     "--script", examples.resolve("server.jroce").toString());
-            Process client = start(NS_B, "client", java, "-jar", jar, "node", "--bind", ADDR_B, "--peer", ADDR_A,
+            Process client = start(NS_B, "client", java, "-jar", jar, "node", "--bind", ADDR_B, "--peer", ADDR_A, "--linger", "10s",
                     "--script", examples.resolve("client.jroce").toString());
             try {
                 int rcClient = waitFor(client, 240);
