@@ -97,6 +97,10 @@ class NetnsLossTest {
                 String counters = sh("ip netns exec " + NS_B + " nft list chain inet jroce c");
                 System.out.println("NetnsLossTest " + percent + "% " + hook + ": nft " + counters.replaceAll("\\s+", " "));
                 assertTrue(counters.matches("(?s).*counter packets [1-9].*"), "the rule really dropped datagrams:\n" + counters);
+                if (hook.equals("input") && percent >= 5) {
+                    // the counters show the recovery: retransmissions (Go-Back-N, probes or timeouts)
+                    assertTrue(out.matches("(?s).*(retransmits|probes)=[1-9].*"), "retransmissions are counted\n" + out);
+                }
                 if (hook.equals("output")) {
                     // the sender saw its own sendmmsg fail (EPERM) and still completed
                     assertTrue(out.contains("send_errors="), out);
