@@ -91,17 +91,6 @@ final class PerfCommand implements Callable<Integer> {
             + "under load can miss). Invisible to the peer.")
     int qpTimeout;
 
-    @Option(names = "--tail-probe", paramLabel = "MICROS", defaultValue = "0", description = "Tail-loss probe interval of our requester "
-            + "(DeviceConfig.tailProbeMicros; default: ${DEFAULT-VALUE} = off). Off by default here because the peer is usually rdma_rxe or "
-            + "a NIC on an unknown round trip: against rxe under QEMU (10-50 ms round trips) a 1 ms probe resent the head packet of "
-            + "nearly every message, which rxe counts as duplicate_request. rxe and NICs recover from loss by sequence NAK or the "
-            + "local ACK timeout (--qp-timeout); pass e.g. 1000 on a fast lossy path.")
-    long tailProbeMicros;
-
-    @Option(names = "--counters", description = "Print the device's counters (packets, retransmits, drop_<reason> incl. drop_icrc) "
-            + "on stderr when the run ends, also after a failure: one line 'counters device ADDR: name=value ...'.")
-    boolean counters;
-
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
@@ -165,24 +154,17 @@ final class PerfCommand implements Callable<Integer> {
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, dur, m, qpCount,
                 Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout);
-        try (Device dev = Device.open(device.config(spec, local).tailProbeMicros(tailProbeMicros))) {
+        try (Device dev = Device.open(device.config(spec, local))) {
             try {
                 int rc = new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
-                if (counters) printCounters(spec.commandLine().getErr(), dev);
+                device.printCounters(spec.commandLine().getErr(), dev);
             }
         }
     }
 
-    /** {@code --counters}: one line with every device counter, zeros included, so scripts can grep drop_icrc=0. */
-    static void printCounters(java.io.PrintWriter err, Device dev) {
-        StringBuilder sb = new StringBuilder("counters device ").append(dev.address().getHostAddress()).append(':');
-        dev.counters().asMap().forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
-        err.println(sb);
-        err.flush();
-    }
 
     private void usage(String message) {
         throw new ParameterException(spec.commandLine(), message);

@@ -100,17 +100,6 @@ final class PingpongCommand implements Callable<Integer> {
             + "under load can miss). Invisible to the peer.")
     int qpTimeout;
 
-    @Option(names = "--tail-probe", paramLabel = "MICROS", defaultValue = "0", description = "Tail-loss probe interval of our requester "
-            + "(DeviceConfig.tailProbeMicros; default: ${DEFAULT-VALUE} = off). Off by default here because the peer is usually rdma_rxe or "
-            + "a NIC on an unknown round trip: against rxe under QEMU (10-50 ms round trips) a 1 ms probe resent the head packet of "
-            + "nearly every message, which rxe counts as duplicate_request. rxe and NICs recover from loss by sequence NAK or the "
-            + "local ACK timeout (--qp-timeout); pass e.g. 1000 on a fast lossy path.")
-    long tailProbeMicros;
-
-    @Option(names = "--counters", description = "Print the device's counters (packets, retransmits, drop_<reason> incl. drop_icrc) "
-            + "on stderr when the run ends, also after a failure: one line 'counters device ADDR: name=value ...'.")
-    boolean counters;
-
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
@@ -127,24 +116,17 @@ final class PingpongCommand implements Callable<Integer> {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        try (Device dev = Device.open(device.config(spec, local).tailProbeMicros(tailProbeMicros))) {
+        try (Device dev = Device.open(device.config(spec, local))) {
             try {
                 int rc = run(dev, peerHost, local, p, timeout);
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
-                if (counters) printCounters(spec.commandLine().getErr(), dev);
+                device.printCounters(spec.commandLine().getErr(), dev);
             }
         }
     }
 
-    /** {@code --counters}: one line with every device counter, zeros included, so scripts can grep drop_icrc=0. */
-    static void printCounters(java.io.PrintWriter err, Device dev) {
-        StringBuilder sb = new StringBuilder("counters device ").append(dev.address().getHostAddress()).append(':');
-        dev.counters().asMap().forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
-        err.println(sb);
-        err.flush();
-    }
 
     private record Params(int size, int iters, Mtu mtu, int rxDepth) {
     }
