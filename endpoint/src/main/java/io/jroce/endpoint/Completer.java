@@ -370,8 +370,7 @@ final class Completer {
                 int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
                         : w.opcode.isAtomic() ? w.firstPsn
                         : Psn.compare(unackedPsn, w.firstPsn) > 0 ? unackedPsn : w.firstPsn;
-                retry(from);
-                if (retransmitAt == 0 && hasOutstanding() && qp.state == QpState.RTS) packetSentAgain();
+                retry(from); // re-arms the timer (ensureTimer) while anything is still outstanding
             }
         }
         if (probeAt != 0 && now - probeAt >= 0) {
@@ -382,10 +381,6 @@ final class Completer {
             }
         }
         return retransmitAt != 0 || req.rnrWaiting || probeAt != 0;
-    }
-
-    private void packetSentAgain() {
-        if (qp.timeoutNanos > 0) retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
     }
 
     private void retire(SendWqe w, WcStatus status, int vendorErr) {

@@ -19,7 +19,5 @@ public enum DropReason {
     /** A response opcode the completer did not expect. */
     UNEXPECTED_OPCODE,
     /** A duplicate READ or atomic with no responder resource to answer from. */
-    DUPLICATE_UNKNOWN,
-    /** Dropped by the fault injector. */
-    INJECTED
+    DUPLICATE_UNKNOWN
 }

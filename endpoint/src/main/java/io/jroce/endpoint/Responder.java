@@ -309,7 +309,7 @@ final class Responder {
         }
         if (oldestStreaming() != null && !pumpScheduled) {
             pumpScheduled = true;
-            tx.later(this::pumpReads);
+            tx.execute(this::pumpReads);
         }
         tx.flushLater(); // responses written outside a receive pass need their own flush
     }
