@@ -3,8 +3,9 @@
 # running the real ibv_rc_pingpong and perftest tools in QEMU guests (shared/tools/rxe-vm).
 #
 #   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic; both roles)
-#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096
-#   options: --keep-going (default: run every case), --only REGEX (cases whose name matches),
+#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, then the loss cases
+#   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
+#   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
 #
 # Needs root, qemu-system-x86 qemu-utils debootstrap socat iproute2 (and tshark, optional), the built jar
@@ -25,13 +26,15 @@ NS=rxelab
 JAR=$REPO/cli/target/jroce.jar
 HOST_IP=10.77.0.1
 declare -A GIP=([A]=10.77.0.11 [B]=10.77.0.12)
-FULL=0 ONLY= OUT=
+FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3
 while [ $# -gt 0 ]; do
   case $1 in
     --full) FULL=1 ;;
+    --loss) LOSS_ONLY=1 ;;
+    --loss-percent) LOSS=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -106,7 +109,7 @@ guest_alive() { gx -t 60 "$1" true >/dev/null 2>&1; }
 # GUEST_CMD is the tool's command line without the server address; JROCE_ARGS jroce's arguments after the
 # jar, without HOST/--bind/--pcap.
 run_case() {
-  local name=$1 role=$2 gcmd=$3 jargs=$4 g t=$SECONDS why= jid jrc grc dir=$OUT/$1
+  local name=$PREFIX$1 role=$2 gcmd=$3 jargs=$4 g t=$SECONDS why= jid jrc grc dir=$OUT/$PREFIX$1
   if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
   mkdir -p "$dir"
   if [ "$role" = guest-server ]; then g=A; else g=B; fi
@@ -114,6 +117,8 @@ run_case() {
     LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g does not answer"; return 0
   fi
   rxe_counters "$g" > "$dir/rxe-before.txt" 2>&1 || true
+  local lb=
+  [ -z "$LOSSY" ] || lb=$(loss_counts)
   # shellcheck disable=SC2086
   if [ "$role" = guest-server ]; then
     jid=$(gx -b A "$gcmd")
@@ -153,26 +158,44 @@ run_case() {
   [ "$grc" = 0 ] || why+="guest tool exit $grc ($(grep . "$dir/guest.out" | tail -1 | cut -c1-200)); "
   [ -n "$counters" ] || why+="no jroce counters; "
   [ -z "$icrc" ] || [ "$icrc" = 0 ] || why+="jroce drop_icrc=$icrc; "
+  # every other drop reason must stay 0 too: rxe's packets must all be accepted (on a lossy run as well: loss
+  # happens in nft, not in jroce)
+  local drops
+  drops=$(grep -o 'drop_[a-z_]*=[1-9][0-9]*' <<< "$counters" | grep -v '^drop_icrc=' | tr '\n' ' ' || true)
+  [ -z "$drops" ] || why+="jroce dropped packets: ${drops% }; "
   local delta note
   delta=$(join <(sort "$dir/rxe-before.txt") <(sort "$dir/rxe-after.txt") 2>/dev/null \
     | awk -v re="^($RXE_BAD)\$" '$1 ~ re && $3 != $2 {printf "%s+%d ", $1, $3 - $2}')
   note=$(join <(sort "$dir/rxe-before.txt") <(sort "$dir/rxe-after.txt") 2>/dev/null \
     | awk -v re="^($RXE_NOTE)\$" '$1 ~ re && $3 != $2 {printf " %s+%d", $1, $3 - $2}')
+  if [ -n "$LOSSY" ]; then # sequence errors and retries are the point of a lossy run: report them
+    local la; la=$(loss_counts)
+    note="nft dropped $(( ${la% *} - ${lb% *} )) in, $(( ${la#* } - ${lb#* } )) out; rxe:${delta:+ ${delta% }}$note"; delta=
+  else
+    note=${note:+rxe:$note}
+  fi
   [ -z "$delta" ] || why+="rxe counters: ${delta% }; "
-  if [ -s "$dir/jroce.pcap" ]; then
+  if [ ! -s "$dir/jroce.pcap" ]; then
+    why+="no jroce --pcap capture; "
+  else
     java -jar "$JAR" inspect "$dir/jroce.pcap" > "$dir/inspect.txt" 2>&1 || why+="jroce inspect failed on the capture; "
     # inspect's summary line: "N RoCEv2 packets ... M malformed, K bad ICRC"; per packet "icrc=ok"
     if grep -qE 'icrc=(bad|BAD|mismatch)' "$dir/inspect.txt" || grep -E 'bad ICRC' "$dir/inspect.txt" | grep -qvE '(^|[^0-9])0 bad ICRC'; then
       why+="jroce inspect finds bad ICRCs in the capture; "
     fi
-    if command -v tshark >/dev/null; then # Wireshark's own decoding: every frame RRoCE, nothing malformed
+    # Wireshark's own decoding: every frame RRoCE, nothing malformed. Two of its guesses about the *payload* are
+    # switched off: rpcordma (any SEND may be RPC-over-RDMA) and identify_payload (a payload whose 3rd-4th bytes
+    # are zero is taken for an Ethernet frame: ib_write_lat -s 2 writes "00 61" + pad 00 00, from rxe as from us,
+    # and its "ethertype 0x0061" then decodes as malformed CRTP).
+    if command -v tshark >/dev/null; then
       local bad
-      bad=$(tshark -r "$dir/jroce.pcap" --disable-protocol rpcordma -Y '_ws.malformed || !infiniband' 2>/dev/null | wc -l)
+      bad=$(tshark -r "$dir/jroce.pcap" --disable-protocol rpcordma -o infiniband.identify_payload:FALSE \
+        -Y '_ws.malformed || !infiniband' 2>/dev/null | wc -l)
       [ "$bad" = 0 ] || why+="tshark: $bad frames malformed or not decoded as InfiniBand; "
     fi
   fi
   if [ -z "$why" ]; then
-    PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [rxe:$note]}"
+    PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [$note]}$(jroce_recovery "$dir")"
   elif ! guest_alive "$g"; then
     LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g stopped answering (emulation); ${why%; }"
   else
@@ -180,14 +203,46 @@ run_case() {
   fi
 }
 
-# A short figure from the tools' output: perftest's result row or ibv_rc_pingpong's usec/iter.
+# jroce's own recovery work during the case (retransmits, timeouts), when there was any.
+jroce_recovery() {
+  local c
+  c=$(grep '^counters device' "$1/jroce.err" | grep -oE '(retransmits|timeouts)=[1-9][0-9]*' | tr '\n' ' ' || true)
+  [ -z "$c" ] || echo " [jroce: ${c% }]"
+}
+
+# Loss: an nft table in the namespace's bridge family drops a random share of UDP/4791 frames both ways,
+# silently (the sender's send() succeeds): input = guest -> jroce, output = jroce -> guest.
+LOSSY= PREFIX=
+loss_on() {
+  nsx nft add table bridge jroce_loss
+  local hook
+  for hook in input output; do
+    nsx nft add chain bridge jroce_loss "$hook" "{ type filter hook $hook priority 0; }"
+    nsx nft add rule bridge jroce_loss "$hook" ether type ip udp dport 4791 numgen random mod 100 '<' "$1" counter drop
+  done
+  LOSSY=$1 PREFIX=loss$1-
+}
+loss_off() { nsx nft delete table bridge jroce_loss 2>/dev/null || true; LOSSY= PREFIX=; }
+loss_counts() { # "N M": packets dropped so far by the input and the output rule
+  local hook n out=
+  for hook in input output; do
+    n=$(nsx nft list chain bridge jroce_loss "$hook" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+    out+="${n:-0} "
+  done
+  echo "${out% }"
+}
+
+# A short figure from the tools' output: ibv_rc_pingpong's usec/iter, or perftest's result row of each side
+# (for send_bw the server's own row times only its receive completions, as perftest does).
 summary() {
-  local d=$1 l
+  local d=$1 l f out=
   l=$(grep -hE 'usec/iter' "$d/guest.out" | tail -1 || true)
   [ -n "$l" ] && { echo " guest: $l"; return; }
-  l=$(grep -hE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$d/jroce.out" "$d/guest.out" | tail -1 | tr -s ' \t' ' ' || true)
-  [ -n "$l" ] && echo " result:$l"
-  return 0
+  for f in jroce guest; do
+    l=$(grep -hE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$d/$f.out" | tail -1 | tr -s ' \t' ' ' || true)
+    [ -z "$l" ] || out+=" $f:$l;"
+  done
+  echo "${out%;}"
 }
 
 PP="ibv_rc_pingpong -d rxe0 -g 1"
@@ -196,17 +251,29 @@ pingpong() { # mtu size iters
   run_case "pingpong-m$1-s$2-guest-server" guest-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
   run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
 }
-perf() { # tool jroce-test mtu size iters [extra]
+perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A TYPE" or "-q N"]
   local tool=$1 jt=$2 m=$3 s=$4 n=$5 extra=${6:-} lat= sz="-s $4" jsz="-s $4"
   [[ $tool == *_lat ]] && lat=--lat
   if [[ $tool == ib_atomic* ]]; then sz=; jsz=; fi
-  local tag=${tool#ib_}${extra:+-${extra##* }}
-  run_case "$tag-m$m-s$s-guest-server" guest-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n"
-  run_case "$tag-m$m-s$s-jroce-server" jroce-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n"
+  local t=${extra#-A }; t=${t#-}; local tag=${tool#ib_}${extra:+-${t// /}}
+  run_case "$tag-m$m-s$s-guest-server" guest-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n $extra"
+  run_case "$tag-m$m-s$s-jroce-server" jroce-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n $extra"
 }
 
-log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $FULL = 1 ] && echo full || echo smoke) matrix, logs in $OUT"
-if [ $FULL = 0 ]; then
+log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
+lossy() { # the loss cases: data-checked pingpong and write/read bandwidth, both roles, MTU 4096 and 1024
+  loss_on "$LOSS"
+  log "interop: loss cases, nft dropping $LOSS% of UDP/4791 frames in each direction"
+  run_case "pingpong-m1024-s9000-guest-server" guest-server "$PP -m 1024 -s 9000 -n 50 -c" "pingpong -m 1024 -s 9000 -n 50 -c"
+  run_case "pingpong-m1024-s9000-jroce-server" jroce-server "$PP -m 1024 -s 9000 -n 50 -c" "pingpong -m 1024 -s 9000 -n 50 -c"
+  perf ib_write_bw write 4096 65536 50
+  perf ib_read_bw read 4096 65536 50
+  perf ib_write_bw write 1024 65536 50
+  loss_off
+}
+if [ $LOSS_ONLY = 1 ]; then
+  lossy
+elif [ $FULL = 0 ]; then
   pingpong 1024 4096 20
   perf ib_write_bw write 4096 65536 20
   perf ib_read_bw read 4096 65536 20
@@ -230,7 +297,12 @@ else
     perf ib_atomic_bw atomic $m 8 20 "-A FETCH_AND_ADD"
     perf ib_atomic_bw atomic $m 8 20 "-A CMP_AND_SWAP"
     perf ib_atomic_lat atomic $m 8 100 "-A FETCH_AND_ADD"
+    perf ib_atomic_lat atomic $m 8 100 "-A CMP_AND_SWAP"
+    perf ib_write_bw write $m 65536 20 "-q 2"
+    perf ib_read_bw read $m 65536 20 "-q 2"
+    perf ib_send_bw send $m 65536 20 "-q 2"
   done
+  lossy
 fi
 [ $LABFAIL = 0 ] || exit 3
 [ $FAILED = 0 ] || exit 1

@@ -69,6 +69,9 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-q", "--qp"}, paramLabel = "N", defaultValue = "1", description = "Number of QPs (default: ${DEFAULT-VALUE}).")
     int qpCount;
 
+    @Option(names = {"-A", "--atomic_type"}, paramLabel = "TYPE", description = "Atomic operation of an atomic test: FETCH_AND_ADD (default) or CMP_AND_SWAP, as perftest's -A.")
+    PerfRun.AtomicType atomicType;
+
     @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the exchange (default: ${DEFAULT-VALUE}).")
     int port;
 
@@ -116,6 +119,7 @@ final class PerfCommand implements Callable<Integer> {
         };
         long sz = size != null ? size : verb == Verb.ATOMIC ? 8 : lat ? 2 : 65536;
         if (verb == Verb.ATOMIC && sz != 8) usage("atomic tests use 8-byte messages; -s/--size cannot be changed (perftest: 'Message size cannot be changed for Atomic tests')");
+        if (atomicType != null && verb != Verb.ATOMIC) usage("-A/--atomic_type applies to atomic tests only");
         if (sz < 1 || sz > (1 << 29)) usage("invalid -s/--size " + sz + ": must be 1..536870912");
         if (iters != null && duration != null) usage("-n/--iters and -D/--duration exclude each other");
         long it = iters != null ? iters : (test == Test.WRITE_BW ? 5000 : 1000);
@@ -153,7 +157,8 @@ final class PerfCommand implements Callable<Integer> {
         }
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, dur, m, qpCount,
-                Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout);
+                Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout,
+                atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
         try (Device dev = Device.open(device.config(spec, local))) {
             try {
                 int rc = new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();

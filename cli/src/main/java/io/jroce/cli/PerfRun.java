@@ -46,7 +46,7 @@ import java.util.concurrent.TimeUnit;
 final class PerfRun {
     /** What the command decided. */
     record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, double durationSeconds,
-                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout) {
+                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType) {
         boolean duration() {
             return durationSeconds > 0;
         }
@@ -56,12 +56,17 @@ final class PerfRun {
         }
     }
 
+    /** perftest's {@code -A}: the atomic operation the client posts (the server's side is passive). */
+    enum AtomicType { FETCH_AND_ADD, CMP_AND_SWAP }
+
     private static final int DEF_TX_BW = 128;
     private static final int DEF_RX_SEND = 512;
     private static final int DEF_CQ_MOD = 100;
     private static final int MSG_SIZE_CQ_MOD_LIMIT = 8192;
     private static final int PEAK_LIMIT = 20000;
     private static final long ATOMIC_ADD_VALUE = 1;
+    /** perftest posts CMP_AND_SWAP with compare 0 (the zeroed WR) and swap {@code ATOMIC_SWAP_VALUE}, 0. */
+    private static final long ATOMIC_SWAP_VALUE = 0;
     private static final long QP_SHIFT = 48;
     private static final long SEQ_MASK = (1L << QP_SHIFT) - 1;
 
@@ -124,6 +129,7 @@ final class PerfRun {
             json.put("qps", s.qps());
             json.put("mtu", mtu.bytes());
             json.put("size", s.size());
+            if (test == Test.ATOMIC_BW || test == Test.ATOMIC_LAT) json.put("atomic_type", s.atomicType().name());
             json.put("local", addresses(mine));
             json.put("remote", addresses(theirs));
             return test.isLatency() ? latency(hs) : bandwidth(hs);
@@ -379,8 +385,11 @@ final class PerfRun {
             case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) s.size(), mr.lkey()));
             case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
             case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
-            case ATOMIC_BW, ATOMIC_LAT -> new SendWorkRequest(0, WrOpcode.ATOMIC_FETCH_AND_ADD, new Sge(mr.address(), 8, mr.lkey()))
-                    .remote(r.va(), r.rkey()).compareAdd(ATOMIC_ADD_VALUE);
+            case ATOMIC_BW, ATOMIC_LAT -> s.atomicType() == AtomicType.CMP_AND_SWAP
+                    ? new SendWorkRequest(0, WrOpcode.ATOMIC_CMP_AND_SWP, new Sge(mr.address(), 8, mr.lkey()))
+                            .remote(r.va(), r.rkey()).compareAdd(0).swap(ATOMIC_SWAP_VALUE)
+                    : new SendWorkRequest(0, WrOpcode.ATOMIC_FETCH_AND_ADD, new Sge(mr.address(), 8, mr.lkey()))
+                            .remote(r.va(), r.rkey()).compareAdd(ATOMIC_ADD_VALUE);
         };
     }
 

@@ -1,6 +1,10 @@
 package io.jroce.cli;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.TreeMap;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,6 +31,8 @@ class PerfCommandTest {
         usageError("-s/--size 0", "perf", "write", "--bind", "127.0.1.1", "-s", "0");
         usageError("'big'", "perf", "write", "--bind", "127.0.1.1", "-s", "big");
         usageError("atomic tests use 8-byte messages", "perf", "atomic", "--bind", "127.0.1.1", "-s", "16");
+        usageError("-A/--atomic_type applies to atomic tests only", "perf", "write", "--bind", "127.0.1.1", "-A", "CMP_AND_SWAP");
+        usageError("'SWAP'", "perf", "atomic", "--bind", "127.0.1.1", "-A", "SWAP");
         usageError("exclude each other", "perf", "send", "--bind", "127.0.1.1", "-n", "10", "-D", "1");
         usageError("-D/--duration", "perf", "send", "--bind", "127.0.1.1", "-D", "0");
         usageError("-n/--iters 0", "perf", "send", "--bind", "127.0.1.1", "-n", "0");
@@ -119,6 +125,27 @@ class PerfCommandTest {
     void atomicBandwidth() throws Exception {
         Cli.Result[] r = run("atomic", "-n", "20");
         bwTable(r[1], "Atomic BW Test", 8, 20);
+    }
+
+    @Test
+    void atomicCompareAndSwapPutsCompareSwapOnTheWire(@TempDir Path dir) throws Exception {
+        Path pcap = dir.resolve("client.pcap");
+        String port = String.valueOf(PORT.getAndIncrement());
+        Cli.Result[] r = PingpongCommandTest.pair(
+                List.of("perf", "atomic", "-n", "20", "--bind", "127.0.1.1", "-p", port),
+                List.of("perf", "atomic", "127.0.1.1", "-n", "20", "-A", "CMP_AND_SWAP", "--json", "--bind", "127.0.1.2", "-p", port,
+                        "--pcap", pcap.toString()));
+        assertEquals(0, r[0].exit(), "server: " + r[0].out() + r[0].err());
+        assertEquals(0, r[1].exit(), "client: " + r[1].out() + r[1].err());
+        assertEquals("CMP_AND_SWAP", TinyJson.object(r[1].out().strip()).get("atomic_type"));
+        Cli.Result inspect = Cli.run("inspect", "--json", pcap.toString());
+        assertEquals(0, inspect.exit(), inspect.out() + inspect.err());
+        Map<String, Integer> sent = new TreeMap<>();
+        for (String line : inspect.outLines()) {
+            Map<String, Object> p = TinyJson.object(line);
+            if ("127.0.1.2".equals(p.get("src"))) sent.merge(String.valueOf(p.get("opcode")), 1, Integer::sum);
+        }
+        assertEquals(Map.of("RC_COMPARE_SWAP", 20), sent, "what the client sent");
     }
 
     @Test
