@@ -32,6 +32,25 @@ public final class Device implements AutoCloseable {
     private Device(DeviceConfig config) throws IOException {
         this.config = config;
         this.transport = new Transport(this, config);
+        try {
+            if (config.warmUp) {
+                long t0 = System.nanoTime();
+                int completions = Warmup.run(this);
+                if (log.isDebugEnabled()) {
+                    log.debug("device {}: warm-up {} completions in {} us", config.address.getHostAddress(), completions,
+                            (System.nanoTime() - t0) / 1000);
+                }
+                transport.call(() -> {
+                    qps.clear();
+                    nextQpn = 0x11; // the warm-up's QPNs are handed out again
+                    return null;
+                });
+            }
+            transport.goLive();
+        } catch (RuntimeException | Error e) {
+            transport.close();
+            throw e;
+        }
     }
 
     /** Opens a device on {@code address}:4791. */

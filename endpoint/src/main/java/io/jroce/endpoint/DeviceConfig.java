@@ -14,6 +14,7 @@ public final class DeviceConfig {
     boolean preferEpoll = true;
     int socketBufferBytes = 4 << 20;
     DatagramFilter filter;
+    boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {
@@ -52,6 +53,13 @@ public final class DeviceConfig {
     public DeviceConfig socketBufferBytes(int v) { socketBufferBytes = v; return this; }
     /** A filter at the head of the pipeline (fault injection), seeing datagrams in both directions. */
     public DeviceConfig filter(DatagramFilter v) { filter = v; return this; }
+
+    /**
+     * Run the data path once over the device's own socket before {@link Device#open} returns (default on):
+     * a cold JVM's first packets otherwise take tens of milliseconds, which a peer's ACK timer can notice.
+     * The warm-up is invisible afterwards: counters zeroed, nothing in the pcap, the filter not yet attached.
+     */
+    public DeviceConfig warmUp(boolean v) { warmUp = v; return this; }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

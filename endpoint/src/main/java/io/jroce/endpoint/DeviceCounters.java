@@ -32,6 +32,12 @@ public final class DeviceCounters {
         return n;
     }
 
+    void reset() {
+        packetsIn = bytesIn = packetsOut = bytesOut = 0;
+        retransmits = timeouts = ghostResponse = sendErrors = 0;
+        java.util.Arrays.fill(drops, 0);
+    }
+
     DeviceCounters copy() {
         DeviceCounters c = new DeviceCounters();
         c.packetsIn = packetsIn;

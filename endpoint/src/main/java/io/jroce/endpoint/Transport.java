@@ -20,7 +20,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -73,7 +72,9 @@ final class Transport {
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private final DeviceCounters counters = new DeviceCounters();
     private final Timers timers;
-    private final PcapWriter pcap;
+    private final PcapWriter pcapFile;
+    /** {@link #pcapFile} once the device is live (not during the warm-up); event loop only. */
+    private PcapWriter pcap;
 
     // event-loop-only scratch: one of each flyweight, no object per packet
     final BthView bth = new BthView();
@@ -102,7 +103,7 @@ final class Transport {
         }
         this.group = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         this.timers = new Timers(this);
-        this.pcap = config.pcap == null ? null : new PcapWriter(config.pcap);
+        this.pcapFile = config.pcap == null ? null : new PcapWriter(config.pcap);
         Bootstrap b = new Bootstrap()
                 .group(group)
                 .channel(epoll ? EpollDatagramChannel.class : NioDatagramChannel.class)
@@ -112,9 +113,7 @@ final class Transport {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ChannelPipeline p = ch.pipeline();
-                        if (config.filter != null) p.addLast("filter", config.filter);
-                        p.addLast("roce", new InboundHandler());
+                        ch.pipeline().addLast("roce", new InboundHandler()); // the filter comes in goLive()
                     }
                 });
         if (epoll) {
@@ -128,7 +127,7 @@ final class Transport {
             this.channel = b.bind(new InetSocketAddress(config.address, config.port)).sync().channel();
         } catch (Exception e) {
             group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
-            if (pcap != null) pcap.close();
+            if (pcapFile != null) pcapFile.close();
             throw new IOException("cannot bind UDP " + config.address.getHostAddress() + ":" + config.port + ": "
                     + e.getMessage() + " (is another node using it, or is the address not local?)", e);
         }
@@ -137,8 +136,8 @@ final class Transport {
     }
 
     /**
-     * Touches the event loop's buffer-pool cache and the codec once before any peer is waiting: a cold JVM
-     * otherwise spends tens of milliseconds on its first packet, which a peer's 67 ms ACK timeout notices.
+     * Touches the event loop's buffer-pool cache and the codec once; {@link Warmup} then runs the rest of the
+     * data path before any peer is waiting.
      */
     private void warmUp() {
         call(() -> {
@@ -150,6 +149,19 @@ final class Transport {
                 rx.decode(b, 0, SLOT - 64);
                 b.release();
             }
+            return null;
+        });
+    }
+
+    /**
+     * Ends the warm-up: attaches the datagram filter (fault injection) at the head of the pipeline, starts
+     * the pcap recording and zeroes the counters, so users see only their own traffic.
+     */
+    void goLive() {
+        call(() -> {
+            if (config.filter != null) channel.pipeline().addFirst("filter", config.filter);
+            pcap = pcapFile;
+            counters.reset();
             return null;
         });
     }
@@ -324,9 +336,9 @@ final class Transport {
             channel.close().syncUninterruptibly();
         } finally {
             group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS).syncUninterruptibly();
-            if (pcap != null) {
+            if (pcapFile != null) {
                 try {
-                    pcap.close();
+                    pcapFile.close();
                 } catch (IOException e) {
                     log.warn("closing pcap: {}", e.toString());
                 }
