@@ -58,6 +58,7 @@ public final class DeviceConfig {
      * Run the data path once over the device's own socket before {@link Device#open} returns (default on):
      * a cold JVM's first packets otherwise take tens of milliseconds, which a peer's ACK timer can notice.
      * The warm-up is invisible afterwards: counters zeroed, nothing in the pcap, the filter not yet attached.
+     * The default comes from the system property {@code jroce.warmup} ({@code false} turns it off).
      */
     public DeviceConfig warmUp(boolean v) { warmUp = v; return this; }
 
