@@ -132,25 +132,6 @@ final class Transport {
                     + e.getMessage() + " (is another node using it, or is the address not local?)", e);
         }
         this.loop = channel.eventLoop();
-        warmUp();
-    }
-
-    /**
-     * Touches the event loop's buffer-pool cache and the codec once; {@link Warmup} then runs the rest of the
-     * data path before any peer is waiting.
-     */
-    private void warmUp() {
-        call(() -> {
-            for (int i = 0; i < 4; i++) {
-                ByteBuf b = alloc.directBuffer(SLOT, SLOT);
-                b.writeZero(SLOT);
-                bth.wrap(b, 0).write(Opcode.RC_SEND_ONLY.code(), false, false, 0, io.jroce.wire.RoceV2.DEFAULT_PKEY, 1, true, 0);
-                txIcrc.writeIpv4(localAddr, localAddr, 0, Icrc.IPV4_DF, localPort, localPort, b, 0, SLOT - 64);
-                rx.decode(b, 0, SLOT - 64);
-                b.release();
-            }
-            return null;
-        });
     }
 
     /**
