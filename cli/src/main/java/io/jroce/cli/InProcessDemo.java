@@ -11,6 +11,7 @@ import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
 import io.jroce.endpoint.Sge;
@@ -248,17 +249,9 @@ final class InProcessDemo {
             qpB = pdB.createQp(new QpInitAttr(cqB).maxSendWr(64).maxRecvWr(64));
             int psnA = random.nextInt(1 << 24);
             int psnB = random.nextInt(1 << 24);
-            connect(qpA, b, qpB.qpNum(), mtu, psnB, psnA);
-            connect(qpB, a, qpA.qpNum(), mtu, psnA, psnB);
+            RcConnect.connectPair(qpA, psnA, qpB, psnB, RcConnect.Params.defaults().mtu(mtu).rdAtomic(4));
         }
 
-        private static void connect(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn) {
-            int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(access));
-            qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(mtu).destQpNum(peerQpn)
-                    .rqPsn(rqPsn).maxDestRdAtomic(4).minRnrTimer(12));
-            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(4));
-        }
 
         long packets() {
             return devA.counters().packetsOut + devB.counters().packetsOut;

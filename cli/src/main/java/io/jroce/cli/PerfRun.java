@@ -6,7 +6,6 @@ import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.BwReport;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
 import io.jroce.cli.conn.PerftestHandshake.Test;
-import io.jroce.cli.conn.QpConnector;
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
@@ -15,6 +14,7 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
 import io.jroce.endpoint.Sge;
@@ -159,7 +159,7 @@ final class PerfRun {
             // freeing its slot (Completer.retire) let a WR posted right after polling find the queue "full"
             MemoryRegion mr = pd.allocateAndRegister((int) (2 * buffSize), Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
             QueuePair qp = pd.createQp(new QpInitAttr(sendCq, recvCq).maxSendWr(txDepth + 1).maxRecvWr(Math.max(rxDepth, 1)));
-            QpConnector.toInit(qp, QpConnector.Params.defaults());
+            RcConnect.toInit(qp, RcConnect.Params.defaults());
             mrs.add(mr);
             qps.add(qp);
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
@@ -174,11 +174,11 @@ final class PerfRun {
             if (!r.gid().isIpv4Mapped()) {
                 throw new IOException("the peer's GID " + r.gid() + " is not an IPv4-mapped RoCEv2 GID: run perftest with -x <index of its ::ffff:a.b.c.d GID>");
             }
-            QpConnector.Params p = QpConnector.Params.defaults().mtu(mtu).timeout(s.qpTimeout()).retryCnt(7).rnrRetry(7).minRnrTimer(12)
+            RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).timeout(s.qpTimeout()).retryCnt(7).rnrRetry(7).minRnrTimer(12)
                     .maxDestRdAtomic(mine.get(i).outReads())
                     .maxRdAtomic(Math.max(0, Math.min(r.outReads(), QueuePair.MAX_RD_ATOMIC)));
             PeerInfo peer = r.toPeerInfo(mtu.bytes());
-            QpConnector.connect(qps.get(i), peer, mine.get(i).psn(), p);
+            RcConnect.connect(qps.get(i), peer.rcPeer(), mine.get(i).psn(), p);
         }
     }
 

@@ -2,7 +2,6 @@ package io.jroce.cli;
 
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PeerInfo;
-import io.jroce.cli.conn.QpConnector;
 import io.jroce.cli.conn.RcPingpongHandshake;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
@@ -12,6 +11,7 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
 import io.jroce.endpoint.Sge;
@@ -170,8 +170,8 @@ final class PingpongCommand implements Callable<Integer> {
         CompletionQueue cq = dev.createCq(p.rxDepth + 2);
         // ibv_rc_pingpong uses max_send_wr 1; one spare slot, defensively (see PerfRun.createResources)
         QueuePair qp = pd.createQp(new QpInitAttr(cq).maxSendWr(2).maxRecvWr(p.rxDepth));
-        QpConnector.Params params = QpConnector.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(qpTimeout);
-        QpConnector.toInit(qp, params);
+        RcConnect.Params params = RcConnect.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(qpTimeout);
+        RcConnect.toInit(qp, params);
         int routs = postRecv(qp, mr, p.rxDepth);
 
         int psn = ThreadLocalRandom.current().nextInt(1 << 24);
@@ -185,14 +185,14 @@ final class PingpongCommand implements Callable<Integer> {
         } else {
             remote = RcPingpongHandshake.server(local, port, me, timeout, r -> {
                 RcPingpongHandshake.requireRoutable(r);
-                QpConnector.connect(qp, r, psn, params);
+                RcConnect.connect(qp, r.rcPeer(), psn, params);
             });
         }
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", remote.lid(), remote.qpn(), remote.psn(), remote.gid());
         out.flush();
         if (client) {
             RcPingpongHandshake.requireRoutable(remote);
-            QpConnector.connect(qp, remote, psn, params);
+            RcConnect.connect(qp, remote.rcPeer(), psn, params);
         }
 
         SendWorkRequest send = new SendWorkRequest(SEND_WRID, WrOpcode.SEND, new Sge(mr.address(), p.size, mr.lkey())).signaled();

@@ -8,7 +8,6 @@ import io.jroce.cli.SessionSyntax.Statement;
 import io.jroce.cli.SessionSyntax.Token;
 import io.jroce.cli.conn.JroceHandshake;
 import io.jroce.cli.conn.PeerInfo;
-import io.jroce.cli.conn.QpConnector;
 import io.jroce.cli.conn.RemoteRegion;
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
@@ -21,6 +20,7 @@ import io.jroce.endpoint.QpCounters;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendFlags;
 import io.jroce.endpoint.SendWorkRequest;
@@ -323,7 +323,7 @@ final class Session {
                 .maxInlineData((int) size(s, "inline", 64)).sqSigAll(flag(s, "sig_all"));
         int access = s.has("access") ? (int) value(s, s.arg("access"), Type.ACCESS) : Access.ALL;
         QueuePair qp = pd.createQp(init);
-        QpConnector.toInit(qp, QpConnector.Params.defaults().accessFlags(access));
+        RcConnect.toInit(qp, RcConnect.Params.defaults().accessFlags(access));
         qps.put(name, new Qp(qp, access));
         out.printf("qp %s: QPN 0x%06x, %s%n", name, qp.qpNum(), qp.state());
     }
@@ -379,13 +379,13 @@ final class Session {
             throw new Failure(s.verb() + ": the peer's GID " + peer.gid() + " is not an IPv4 address; jroce speaks RoCEv2 over IPv4 only");
         }
         int maxRd = peer.outReads() > 0 ? Math.min(rd, peer.outReads()) : rd;
-        QpConnector.Params p = QpConnector.Params.defaults().mtu(mtu).maxDestRdAtomic(rd).maxRdAtomic(maxRd)
-                .accessFlags(q.access).udpPort(device.port()).timeout(DEFAULT_ACK_TIMEOUT);
+        RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).maxDestRdAtomic(rd).maxRdAtomic(maxRd)
+                .accessFlags(q.access).timeout(DEFAULT_ACK_TIMEOUT);
         if (s.has("ack_timeout")) p.timeout((int) value(s, s.arg("ack_timeout"), Type.SMALL));
         if (s.has("retry_cnt")) p.retryCnt((int) value(s, s.arg("retry_cnt"), Type.SMALL));
         if (s.has("rnr_retry")) p.rnrRetry((int) value(s, s.arg("rnr_retry"), Type.SMALL));
         if (s.has("min_rnr_timer")) p.minRnrTimer((int) value(s, s.arg("min_rnr_timer"), Type.SMALL));
-        QpConnector.connect(q.qp, peer, psn, p);
+        RcConnect.connect(q.qp, peer.rcPeer(device.port()), psn, p);
         q.peer = peer;
         q.mtu = mtu;
         StringBuilder regions = new StringBuilder();

@@ -48,8 +48,8 @@ final class Warmup {
         try {
             a = pd.createQp(new QpInitAttr(cq).maxSendWr(16).maxRecvWr(16));
             b = pd.createQp(new QpInitAttr(cq).maxSendWr(16).maxRecvWr(16));
-            connect(a, b);
-            connect(b, a);
+            RcConnect.connectPair(a, 0, b, 0, RcConnect.Params.defaults().mtu(Mtu.MTU_4096).rdAtomic(4).minRnrTimer(1).timeout(12)
+                    .accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
             long atomicVa = (mr.address() + 2 * LARGE + 7) & ~7L;
             WorkCompletion[] wc = new WorkCompletion[32];
             for (int round = 0; round < ROUNDS; round++) {
@@ -101,13 +101,5 @@ final class Warmup {
             if (b != null) b.destroy();
             mr.deregister();
         }
-    }
-
-    private static void connect(QueuePair qp, QueuePair peer) {
-        Device dev = qp.device();
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
-        qp.modify(new QpAttr().state(QpState.RTR).dest(dev.address(), dev.port()).pathMtu(Mtu.MTU_4096)
-                .destQpNum(peer.qpNum()).rqPsn(0).maxDestRdAtomic(4).minRnrTimer(1));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(12).retryCnt(7).rnrRetry(7).maxRdAtomic(4));
     }
 }

@@ -99,10 +99,9 @@ final class Pair implements AutoCloseable {
 
     static void bringUp(QueuePair qp, Device peer, int peerQpn, Mtu mtu, int rqPsn, int sqPsn, int maxRdAtomic, int maxDestRdAtomic,
                         int qpAccess) {
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(qpAccess));
-        qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(mtu).destQpNum(peerQpn)
-                .rqPsn(rqPsn).maxDestRdAtomic(maxDestRdAtomic).minRnrTimer(1));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(maxRdAtomic));
+        RcConnect.connect(qp, new RcConnect.Peer(peer.address(), peer.port(), peerQpn, rqPsn), sqPsn,
+                RcConnect.Params.defaults().mtu(mtu).maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic).minRnrTimer(1)
+                        .accessFlags(qpAccess));
     }
 
     /** Polls until {@code n} completions arrived; fails after the timeout. */

@@ -63,20 +63,15 @@ class RecoveryTest {
         cqB = p.b.createCq(256);
         qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(64).maxRecvWr(64));
         qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(64).maxRecvWr(64));
-        up(qa, p.b, qb.qpNum(), psnB, psnA, rnrRetry, minRnrTimer);
-        up(qb, p.a, qa.qpNum(), psnA, psnB, rnrRetry, minRnrTimer);
+        RcConnect.connectPair(qa, psnA, qb, psnB, RcConnect.Params.defaults().mtu(Mtu.ofBytes(MTU)).rdAtomic(4)
+                .minRnrTimer(minRnrTimer).timeout(TIMEOUT_CODE).rnrRetry(rnrRetry)
+                .accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
     }
 
     private void connect() {
         connect(0x100, 0x200, 7, 1);
     }
 
-    private static void up(QueuePair qp, Device peer, int peerQpn, int rqPsn, int sqPsn, int rnrRetry, int minRnrTimer) {
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
-        qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(Mtu.ofBytes(MTU)).destQpNum(peerQpn)
-                .rqPsn(rqPsn).maxDestRdAtomic(4).minRnrTimer(minRnrTimer));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(TIMEOUT_CODE).retryCnt(7).rnrRetry(rnrRetry).maxRdAtomic(4));
-    }
 
     /** Waits (spinning, bounded) until the condition holds: the fault has happened. */
     private static void until(String what, BooleanSupplier cond) {

@@ -145,18 +145,13 @@ class SoakTest {
         l.qb = p.pdB.createQp(new QpInitAttr(l.cqB).maxSendWr(4).maxRecvWr(DEPTH));
         int psnA = rnd.nextInt(1 << 24);
         int psnB = rnd.nextInt(1 << 24);
-        up(l.qa, p.b, l.qb.qpNum(), psnB, psnA);
-        up(l.qb, p.a, l.qa.qpNum(), psnA, psnB);
+        // timeout 14 = 67 ms (as rc_pingpong and perftest); retry_cnt 7 (the spec's seven, not infinite); rnr_retry 7 = forever
+        RcConnect.connectPair(l.qa, psnA, l.qb, psnB, RcConnect.Params.defaults().mtu(Mtu.ofBytes(MTU)).rdAtomic(DEPTH)
+                .minRnrTimer(1).timeout(14).retryCnt(7).rnrRetry(7)
+                .accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         return l;
     }
 
-    private static void up(QueuePair qp, Device peer, int peerQpn, int rqPsn, int sqPsn) {
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
-        qp.modify(new QpAttr().state(QpState.RTR).dest(peer.address(), peer.port()).pathMtu(Mtu.ofBytes(MTU)).destQpNum(peerQpn)
-                .rqPsn(rqPsn).maxDestRdAtomic(DEPTH).minRnrTimer(1));
-        // timeout 14 = 67 ms (as rc_pingpong and perftest); retry_cnt 7 (the spec's seven, not infinite); rnr_retry 7 = forever
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(DEPTH));
-    }
 
     private static int size(SplittableRandom rnd) {
         int r = rnd.nextInt(100);

@@ -7,6 +7,7 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.WorkCompletion;
 
 import java.net.InetAddress;
@@ -44,10 +45,8 @@ final class Verbs {
     }
 
     static void bringUp(QueuePair qp, InetAddress peer, int peerPort, int peerQpn, Mtu mtu, int rqPsn, int sqPsn, int rdAtomic, int timeout) {
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(QP_ACCESS));
-        qp.modify(new QpAttr().state(QpState.RTR).dest(peer, peerPort).pathMtu(mtu).destQpNum(peerQpn)
-                .rqPsn(rqPsn).maxDestRdAtomic(rdAtomic).minRnrTimer(1));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(timeout).retryCnt(7).rnrRetry(7).maxRdAtomic(rdAtomic));
+        RcConnect.connect(qp, new RcConnect.Peer(peer, peerPort, peerQpn, rqPsn), sqPsn,
+                RcConnect.Params.defaults().mtu(mtu).rdAtomic(rdAtomic).minRnrTimer(1).timeout(timeout).accessFlags(QP_ACCESS));
     }
 
     static void connect(QueuePair a, QueuePair b, Mtu mtu, int psnA, int psnB, int rdAtomic) {

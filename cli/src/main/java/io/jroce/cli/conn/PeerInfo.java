@@ -1,6 +1,8 @@
 package io.jroce.cli.conn;
 
 import io.jroce.endpoint.Gid;
+import io.jroce.endpoint.RcConnect;
+import io.jroce.wire.RoceV2;
 
 import java.util.List;
 import java.util.Objects;
@@ -48,6 +50,16 @@ public record PeerInfo(int lid, int qpn, int psn, Gid gid, int mtu, int outReads
     /** The same information with other regions. */
     public PeerInfo withRegions(List<RemoteRegion> newRegions) {
         return new PeerInfo(lid, qpn, psn, gid, mtu, outReads, newRegions);
+    }
+
+    /** Where to connect an RC QP: the GID's IPv4 address, {@code udpPort}, this QPN and PSN. */
+    public RcConnect.Peer rcPeer(int udpPort) {
+        return new RcConnect.Peer(gid.toInetAddress(), udpPort, qpn, psn);
+    }
+
+    /** {@link #rcPeer(int)} on the RoCEv2 port 4791. */
+    public RcConnect.Peer rcPeer() {
+        return rcPeer(RoceV2.UDP_PORT);
     }
 
     /** "QPN 0x000011 PSN 0x3a5c01 GID ::ffff:192.0.2.10". */

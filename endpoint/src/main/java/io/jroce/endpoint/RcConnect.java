@@ -1,30 +1,50 @@
-package io.jroce.cli.conn;
+package io.jroce.endpoint;
 
-import io.jroce.endpoint.Access;
-import io.jroce.endpoint.Mtu;
-import io.jroce.endpoint.QpAttr;
-import io.jroce.endpoint.QpState;
-import io.jroce.endpoint.QueuePair;
 import io.jroce.wire.RoceV2;
 
+import java.net.InetAddress;
+import java.util.Objects;
+
 /**
- * Moves an RC queue pair from wherever it is (RESET, INIT or RTR) to RTS towards a peer described by a
- * {@link PeerInfo}, the way ibv_rc_pingpong's {@code pp_connect_ctx} and perftest's {@code ctx_connect} do:
+ * Moves an RC queue pair RESET&rarr;INIT&rarr;RTR&rarr;RTS towards a peer, the sequence every verbs program runs
+ * after it has learnt the peer's QPN and PSN (ibv_rc_pingpong's {@code pp_connect_ctx}, perftest's
+ * {@code ctx_connect}, the connection manager's {@code rdma_init_qp_attr} steps):
  * <ol>
  *   <li>RESET&rarr;INIT: P_Key index 0, port 1, {@link Params#accessFlags};</li>
- *   <li>INIT&rarr;RTR: address vector = the peer's GID as an IPv4 address ({@code Gid.toInetAddress()}), UDP
- *       {@link Params#udpPort} (4791), path MTU, dest QPN = peer QPN, rq_psn = peer PSN,
+ *   <li>INIT&rarr;RTR: the peer's address and UDP port, path MTU, dest QPN, rq_psn = the peer's first PSN,
  *       max_dest_rd_atomic, min_rnr_timer;</li>
- *   <li>RTR&rarr;RTS: sq_psn = our PSN, timeout, retry_cnt, rnr_retry, max_rd_atomic.</li>
+ *   <li>RTR&rarr;RTS: sq_psn = our first PSN, timeout, retry_cnt, rnr_retry, max_rd_atomic.</li>
  * </ol>
- * Defaults are ibv_rc_pingpong's. A QP whose receives must be posted before the peer can send (rc_pingpong's
- * server) is moved to INIT early with {@link #toInit}; {@link #connect} then continues from there.
+ * A QP whose receives must be posted before the peer can send is moved to INIT early with {@link #toInit};
+ * {@link #connect} continues from wherever the QP is (RESET, INIT or RTR).
  */
-public final class QpConnector {
-    private QpConnector() {
+public final class RcConnect {
+    private RcConnect() {
     }
 
-    /** Connection parameters; a mutable builder with ibv_rc_pingpong's defaults. */
+    /**
+     * Where the peer's QP is: its address and RoCEv2 UDP port, its QPN, and the first PSN it sends (our rq_psn).
+     */
+    public record Peer(InetAddress address, int udpPort, int qpn, int psn) {
+        public Peer {
+            Objects.requireNonNull(address, "address");
+            if (udpPort < 1 || udpPort > 0xFFFF) throw new IllegalArgumentException("UDP port out of range: " + udpPort);
+            if ((qpn & ~0xFFFFFF) != 0) throw new IllegalArgumentException("QPN must be 24 bits: 0x" + Integer.toHexString(qpn));
+            if ((psn & ~0xFFFFFF) != 0) throw new IllegalArgumentException("PSN must be 24 bits: 0x" + Integer.toHexString(psn));
+        }
+
+        /** A peer on the standard RoCEv2 port 4791. */
+        public static Peer of(InetAddress address, int qpn, int psn) {
+            return new Peer(address, RoceV2.UDP_PORT, qpn, psn);
+        }
+
+        /** A QP of a device in this process, which will send from {@code psn}. */
+        public static Peer of(QueuePair qp, int psn) {
+            return new Peer(qp.device().address(), qp.device().port(), qp.qpNum(), psn);
+        }
+    }
+
+    /** Connection parameters: a mutable builder with ibv_rc_pingpong's defaults. */
     public static final class Params {
         private Mtu mtu = Mtu.MTU_1024;
         private int minRnrTimer = 12;
@@ -34,14 +54,14 @@ public final class QpConnector {
         private int maxRdAtomic = 1;
         private int maxDestRdAtomic = 1;
         private int accessFlags = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
-        private int udpPort = RoceV2.UDP_PORT;
 
-        /** ibv_rc_pingpong's values: MTU 1024, min_rnr_timer 12, timeout 14, retry_cnt 7, rnr_retry 7, rd_atomic 1/1. */
+        /** ibv_rc_pingpong's values: MTU 1024, min_rnr_timer 12, timeout 14, retry_cnt 7, rnr_retry 7, rd_atomic 1/1, all access. */
         public static Params defaults() {
             return new Params();
         }
 
-        public Params mtu(Mtu v) { mtu = java.util.Objects.requireNonNull(v, "mtu"); return this; }
+        public Params mtu(Mtu v) { mtu = Objects.requireNonNull(v, "mtu"); return this; }
+        /** RNR NAK timer code (IBA Table 45) we ask the peer to wait when we have no receive posted. */
         public Params minRnrTimer(int v) { minRnrTimer = v; return this; }
         /** Local ACK timeout exponent: 4.096 us * 2^v (0: none). */
         public Params timeout(int v) { timeout = v; return this; }
@@ -51,10 +71,10 @@ public final class QpConnector {
         public Params maxRdAtomic(int v) { maxRdAtomic = v; return this; }
         /** READs/atomics we accept from the peer at once. */
         public Params maxDestRdAtomic(int v) { maxDestRdAtomic = v; return this; }
-        /** The QP's remote access flags ({@link Access}); default all of them. */
+        /** Both {@link #maxRdAtomic} and {@link #maxDestRdAtomic}. */
+        public Params rdAtomic(int v) { maxRdAtomic = v; maxDestRdAtomic = v; return this; }
+        /** The QP's access flags ({@link Access}); default local write and all remote access. */
         public Params accessFlags(int v) { accessFlags = v; return this; }
-        /** The peer's RoCEv2 UDP port (4791 unless a test opened its device elsewhere). */
-        public Params udpPort(int v) { udpPort = v; return this; }
 
         public Mtu mtu() { return mtu; }
         public int minRnrTimer() { return minRnrTimer; }
@@ -64,7 +84,6 @@ public final class QpConnector {
         public int maxRdAtomic() { return maxRdAtomic; }
         public int maxDestRdAtomic() { return maxDestRdAtomic; }
         public int accessFlags() { return accessFlags; }
-        public int udpPort() { return udpPort; }
 
         @Override
         public String toString() {
@@ -80,12 +99,12 @@ public final class QpConnector {
         }
     }
 
-    /** Up to RTR towards {@code remote}. */
-    public static void toRtr(QueuePair qp, PeerInfo remote, Params p) {
+    /** Up to RTR towards {@code remote} (from RESET or INIT; does nothing past INIT). */
+    public static void toRtr(QueuePair qp, Peer remote, Params p) {
         toInit(qp, p);
         if (qp.state() == QpState.INIT) {
             qp.modify(new QpAttr().state(QpState.RTR)
-                    .dest(remote.gid().toInetAddress(), p.udpPort)
+                    .dest(remote.address(), remote.udpPort())
                     .pathMtu(p.mtu)
                     .destQpNum(remote.qpn())
                     .rqPsn(remote.psn())
@@ -108,10 +127,10 @@ public final class QpConnector {
     }
 
     /**
-     * RESET/INIT &rarr; INIT &rarr; RTR &rarr; RTS towards {@code remote}; {@code localPsn} is the PSN we
-     * announced to the peer. Throws {@code VerbsException} if the endpoint refuses an attribute.
+     * RESET/INIT/RTR &rarr; RTS towards {@code remote}; {@code localPsn} is the first PSN we send (the one the
+     * peer was told). Throws {@link VerbsException} if the endpoint refuses an attribute.
      */
-    public static void connect(QueuePair qp, PeerInfo remote, int localPsn, Params p) {
+    public static void connect(QueuePair qp, Peer remote, int localPsn, Params p) {
         QpState s = qp.state();
         if (s != QpState.RESET && s != QpState.INIT && s != QpState.RTR) {
             throw new IllegalStateException(qp + " must be in RESET, INIT or RTR to connect");
@@ -128,8 +147,9 @@ public final class QpConnector {
         }
     }
 
-    /** {@link #connect(QueuePair, PeerInfo, int, Params)} with our own {@link PeerInfo}'s PSN. */
-    public static void connect(QueuePair qp, PeerInfo local, PeerInfo remote, Params p) {
-        connect(qp, remote, local.psn(), p);
+    /** Connects two QPs of this process to each other: {@code a} sends from {@code psnA}, {@code b} from {@code psnB}. */
+    public static void connectPair(QueuePair a, int psnA, QueuePair b, int psnB, Params p) {
+        connect(a, Peer.of(b, psnB), psnA, p);
+        connect(b, Peer.of(a, psnA), psnB, p);
     }
 }

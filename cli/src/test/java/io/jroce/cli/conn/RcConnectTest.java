@@ -3,6 +3,7 @@ package io.jroce.cli.conn;
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Gid;
 import io.jroce.endpoint.MemoryRegion;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
@@ -10,6 +11,7 @@ import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.SendWorkRequest;
 import io.jroce.endpoint.Sge;
 import io.jroce.endpoint.WorkCompletion;
@@ -23,10 +25,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class QpConnectorTest {
+/** {@link RcConnect} driven from the out-of-band exchange's {@link PeerInfo}, as the cli uses it. */
+class RcConnectTest {
     @Test
     void defaultsAreRcPingpongs() {
-        QpConnector.Params p = QpConnector.Params.defaults();
+        RcConnect.Params p = RcConnect.Params.defaults();
         assertEquals(Mtu.MTU_1024, p.mtu());
         assertEquals(12, p.minRnrTimer());
         assertEquals(14, p.timeout());
@@ -34,7 +37,8 @@ class QpConnectorTest {
         assertEquals(7, p.rnrRetry());
         assertEquals(1, p.maxRdAtomic());
         assertEquals(1, p.maxDestRdAtomic());
-        assertEquals(4791, p.udpPort());
+        assertEquals(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC, p.accessFlags());
+        assertEquals(4791, new PeerInfo(1, 2, Gid.of(FakePeer.A)).rcPeer().udpPort());
     }
 
     @Test
@@ -51,10 +55,10 @@ class QpConnectorTest {
             PeerInfo ia = new PeerInfo(0, qa.qpNum(), 0x123456, a.gid(0), 0, 0, List.of());
             PeerInfo ib = new PeerInfo(0, qb.qpNum(), 0xfffffe, b.gid(0), 0, 0,
                     List.of(new RemoteRegion("dst", dst.address(), dst.rkey(), dst.length())));
-            QpConnector.Params p = QpConnector.Params.defaults().mtu(Mtu.MTU_512).timeout(18);
-            QpConnector.toInit(qb, p); // like rc_pingpong's server: INIT first, RTR/RTS later
-            QpConnector.connect(qa, ia, ib, p);
-            QpConnector.connect(qb, ib, ia, p);
+            RcConnect.Params p = RcConnect.Params.defaults().mtu(Mtu.MTU_512).timeout(18);
+            RcConnect.toInit(qb, p); // like rc_pingpong's server: INIT first, RTR/RTS later
+            RcConnect.connect(qa, ib.rcPeer(), ia.psn(), p);
+            RcConnect.connect(qb, ia.rcPeer(), ib.psn(), p);
             assertEquals(QpState.RTS, qa.state());
             QpAttr q = qa.query();
             assertEquals(Mtu.MTU_512, q.pathMtu());
@@ -68,7 +72,7 @@ class QpConnectorTest {
             assertEquals(1, ca.poll(wc, 1, 10, TimeUnit.SECONDS));
             assertTrue(wc[0].ok(), wc[0].toString());
             assertEquals(-1, src.buffer().mismatch(dst.buffer()));
-            assertThrows(IllegalStateException.class, () -> QpConnector.connect(qa, ib, 1, p), "already in RTS");
+            assertThrows(IllegalStateException.class, () -> RcConnect.connect(qa, ib.rcPeer(), 1, p), "already in RTS");
         }
     }
 }
