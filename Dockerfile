@@ -7,14 +7,15 @@
 #   docker run -d --name jroce-a --network host jroce node --bind 127.0.0.1 --script /opt/jroce/examples/server.jroce
 #   docker run --rm --network host jroce node --bind 127.0.0.2 --peer 127.0.0.1 --script /opt/jroce/examples/client.jroce
 #
-# The build skips the tests: they read golden vectors from ../shared beside the
-# checkout, which is outside the build context. CI runs them (.ci/run).
+# The build runs the unit tests (Maven's package phase: surefire, golden vectors from testdata/); the
+# integration tests (failsafe, `mvn verify`) need tshark, tcpdump and network namespaces, so CI runs them
+# (.ci/run).
 
 # ---- stage 1: build the fat jar
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY . .
-RUN mvn -B -ntp -DskipTests package
+RUN mvn -B -ntp package
 
 # ---- stage 2: runtime
 FROM eclipse-temurin:17-jre

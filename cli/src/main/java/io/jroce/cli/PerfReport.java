@@ -8,7 +8,7 @@ import java.util.Locale;
 /**
  * perftest's result arithmetic and table formats (perftest src/perftest_parameters.c {@code print_report_bw},
  * {@code print_full_bw_report}, {@code print_report_lat}, {@code print_report_lat_duration}; formats from
- * src/perftest_parameters.h as released in perftest 4.5-0.20, whose output is in shared/vectors/rxe/*.log).
+ * src/perftest_parameters.h as released in perftest 4.5-0.20, whose output is in testdata/rxe/*.log).
  * Times are {@link System#nanoTime()} values, so "cycles" are nanoseconds.
  */
 final class PerfReport {

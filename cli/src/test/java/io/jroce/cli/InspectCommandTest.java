@@ -1,5 +1,7 @@
 package io.jroce.cli;
 
+import io.jroce.testkit.Json;
+import io.jroce.testkit.TestData;
 import io.jroce.wire.Icrc;
 import io.jroce.wire.pcap.PcapFrame;
 import io.jroce.wire.pcap.PcapReader;
@@ -37,7 +39,7 @@ class InspectCommandTest {
 
     @Test
     void goldenText() {
-        Cli.Result r = Cli.run("inspect", Cli.golden().toString());
+        Cli.Result r = Cli.run("inspect", TestData.goldenPcap().toString());
         assertEquals(1, r.exit(), "the golden file contains deliberately bad ICRCs");
         assertEquals("", r.err());
         List<String> lines = r.outLines();
@@ -62,21 +64,21 @@ class InspectCommandTest {
 
     @Test
     void goldenJsonMatchesTheVectorDescriptions() throws Exception {
-        Cli.Result r = Cli.run("inspect", "--json", Cli.golden().toString());
+        Cli.Result r = Cli.run("inspect", "--json", TestData.goldenPcap().toString());
         assertEquals(1, r.exit());
         assertEquals("", r.err());
         List<String> lines = r.outLines();
         assertEquals(41, lines.size());
 
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> vectors = (List<Map<String, Object>>) TinyJson.object(
-                Files.readString(Cli.shared().resolve("vectors/rocev2-golden.json"))).get("vectors");
+        List<Map<String, Object>> vectors = (List<Map<String, Object>>) Json.object(
+                Files.readString(TestData.goldenJson())).get("vectors");
         assertEquals(40, vectors.size());
 
         for (int n = 1; n <= 40; n++) {
             String line = lines.get(n - 1);
             assertTrue(line.startsWith("{") && line.endsWith("}"), line);
-            Map<String, Object> p = TinyJson.object(line);
+            Map<String, Object> p = Json.object(line);
             Map<String, Object> v = vectors.get(n - 1);
             @SuppressWarnings("unchecked")
             Map<String, Object> bth = (Map<String, Object>) v.get("bth");
@@ -149,19 +151,19 @@ class InspectCommandTest {
         }
 
         // frame 16 exactly, as a reader of the brief would check it
-        Map<String, Object> f16 = TinyJson.object(lines.get(15));
+        Map<String, Object> f16 = Json.object(lines.get(15));
         assertEquals("RC_RDMA_READ_REQUEST", f16.get("opcode"));
         assertEquals(Map.of("va", new BigDecimal(0x7f3a5c001800L), "rkey", new BigDecimal(0x1a2b3), "dma_len", new BigDecimal(600)),
                 sub(f16, "reth"));
         // NAK / RNR NAK details
-        Map<String, Object> nak = sub(TinyJson.object(lines.get(22)), "aeth");
+        Map<String, Object> nak = sub(Json.object(lines.get(22)), "aeth");
         assertEquals("PSN_SEQUENCE_ERROR", nak.get("nak"));
-        Map<String, Object> rnr = sub(TinyJson.object(lines.get(23)), "aeth");
+        Map<String, Object> rnr = sub(Json.object(lines.get(23)), "aeth");
         assertEquals(new BigDecimal("0.64"), rnr.get("rnr_timer_ms"));
         // 64-bit values beyond Long.MAX_VALUE would still be unsigned decimals
-        assertEquals(new BigDecimal("2459565876494606882"), num(sub(TinyJson.object(lines.get(29)), "atomic_ack_eth").get("orig")));
+        assertEquals(new BigDecimal("2459565876494606882"), num(sub(Json.object(lines.get(29)), "atomic_ack_eth").get("orig")));
 
-        Map<String, Object> summary = sub(TinyJson.object(lines.get(40)), "summary");
+        Map<String, Object> summary = sub(Json.object(lines.get(40)), "summary");
         assertEquals(40, num(summary.get("packets")).intValue());
         assertEquals(0, num(summary.get("malformed")).intValue());
         assertEquals(4, num(summary.get("bad_icrc")).intValue());
@@ -204,20 +206,20 @@ class InspectCommandTest {
         }
         Cli.Result j = Cli.run("inspect", "--json", SampleCapture.committedFile().toString());
         assertEquals(0, j.exit());
-        j.outLines().forEach(TinyJson::parse);
+        j.outLines().forEach(Json::parse);
     }
 
     @Test
     void rxeCapturesAreClean() throws Exception {
         List<Path> files;
-        try (Stream<Path> s = Files.list(Cli.shared().resolve("vectors/rxe"))) {
+        try (Stream<Path> s = Files.list(TestData.file("rxe"))) {
             files = s.filter(p -> p.toString().endsWith(".pcap")).sorted().toList();
         }
         assertFalse(files.isEmpty());
         for (Path f : files) {
             Cli.Result r = Cli.run("inspect", "--json", f.toString());
             assertEquals(0, r.exit(), f + ": " + r.err());
-            Map<String, Object> summary = sub(TinyJson.object(r.outLines().get(r.outLines().size() - 1)), "summary");
+            Map<String, Object> summary = sub(Json.object(r.outLines().get(r.outLines().size() - 1)), "summary");
             assertEquals(20, num(summary.get("packets")).intValue(), f.toString());
             assertEquals(0, num(summary.get("bad_icrc")).intValue(), f.toString());
         }
@@ -228,7 +230,7 @@ class InspectCommandTest {
     /** Golden frame 1 re-sent to {@code dport}, with its ICRC recomputed for that port. */
     private static ByteBuf sendOnlyPayload(int dport) throws Exception {
         PcapFrame f;
-        try (PcapReader r = new PcapReader(Cli.golden())) {
+        try (PcapReader r = new PcapReader(TestData.goldenPcap())) {
             f = r.next();
         }
         ByteBuf p = Unpooled.wrappedBuffer(Arrays.copyOfRange(f.data(), f.udpPayloadOffset(),
@@ -250,16 +252,16 @@ class InspectCommandTest {
         Cli.Result def = Cli.run("inspect", "--json", file.toString());
         assertEquals(0, def.exit());
         assertEquals(2, def.outLines().size());
-        assertEquals(1, num(TinyJson.object(def.outLines().get(0)).get("frame")).intValue());
+        assertEquals(1, num(Json.object(def.outLines().get(0)).get("frame")).intValue());
 
         Cli.Result other = Cli.run("inspect", "--json", "--port", "7000", file.toString());
         assertEquals(0, other.exit(), other.out());
         assertEquals(3, other.outLines().size());
-        Map<String, Object> p = TinyJson.object(other.outLines().get(0));
+        Map<String, Object> p = Json.object(other.outLines().get(0));
         assertEquals(2, num(p.get("frame")).intValue());
         assertEquals(7000, num(p.get("dst_port")).intValue());
         assertEquals("ok", p.get("icrc"));
-        Map<String, Object> s = sub(TinyJson.object(other.outLines().get(2)), "summary");
+        Map<String, Object> s = sub(Json.object(other.outLines().get(2)), "summary");
         assertEquals(2, num(s.get("packets")).intValue());
         assertEquals(3, num(s.get("frames")).intValue());
 
@@ -300,19 +302,19 @@ class InspectCommandTest {
         assertEquals(1, r.exit(), r.out());
         List<String> lines = r.outLines();
         assertEquals(4, lines.size(), r.out());
-        Map<String, Object> u = TinyJson.object(lines.get(0));
+        Map<String, Object> u = Json.object(lines.get(0));
         assertEquals("UNKNOWN_0x15", u.get("opcode"));
         assertEquals("reserved or unsupported BTH opcode", u.get("problem"));
         assertEquals("ok", u.get("icrc"));
         assertEquals(new BigDecimal(0xd2), num(u.get("dqpn")), "raw BTH fields are still shown");
-        Map<String, Object> t = TinyJson.object(lines.get(1));
+        Map<String, Object> t = Json.object(lines.get(1));
         assertTrue(((String) t.get("problem")).contains("shorter"), t.toString());
         assertNull(t.get("dqpn"));
-        Map<String, Object> c = TinyJson.object(lines.get(2));
+        Map<String, Object> c = Json.object(lines.get(2));
         assertEquals("RC_SEND_ONLY", c.get("opcode"));
         assertEquals("unchecked", c.get("icrc"));
         assertTrue(((String) c.get("problem")).startsWith("truncated capture (50 of 74 bytes)"), c.toString());
-        Map<String, Object> s = sub(TinyJson.object(lines.get(3)), "summary");
+        Map<String, Object> s = sub(Json.object(lines.get(3)), "summary");
         assertEquals(3, num(s.get("packets")).intValue());
         assertEquals(3, num(s.get("malformed")).intValue());
         assertEquals(1, num(s.get("bad_icrc")).intValue(), "the 8-byte datagram cannot carry a valid ICRC");
@@ -397,7 +399,7 @@ class InspectCommandTest {
 
     @Test
     void truncatedFileIsAFailureAfterTheSummary(@TempDir Path tmp) throws Exception {
-        byte[] golden = Files.readAllBytes(Cli.golden());
+        byte[] golden = Files.readAllBytes(TestData.goldenPcap());
         Path cut = tmp.resolve("cut.pcap");
         Files.write(cut, Arrays.copyOf(golden, golden.length - 30));
         Cli.Result r = Cli.run("inspect", cut.toString());
@@ -419,12 +421,12 @@ class InspectCommandTest {
     /** Golden frames in JSON again, compared line by line with the text output (same packets, same order). */
     @Test
     void textAndJsonAgree() {
-        List<String> text = Cli.run("inspect", Cli.golden().toString()).outLines();
-        List<String> json = Cli.run("inspect", "--json", Cli.golden().toString()).outLines();
+        List<String> text = Cli.run("inspect", TestData.goldenPcap().toString()).outLines();
+        List<String> json = Cli.run("inspect", "--json", TestData.goldenPcap().toString()).outLines();
         Set<String> opcodes = new TreeSet<>();
         List<String> mismatches = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
-            Map<String, Object> p = TinyJson.object(json.get(i));
+            Map<String, Object> p = Json.object(json.get(i));
             opcodes.add((String) p.get("opcode"));
             if (!text.get(i).contains(" " + p.get("opcode") + " ")
                     || !text.get(i).contains(String.format("psn=0x%06x", num(p.get("psn")).intValue()))) {

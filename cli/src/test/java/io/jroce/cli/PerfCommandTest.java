@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.testkit.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PerfCommandTest {
     private static final AtomicInteger PORT = new AtomicInteger(28560);
-    /** REPORT_FMT of perftest 4.5 (shared/vectors/rxe/*.log). */
+    /** REPORT_FMT of perftest 4.5 (testdata/rxe/*.log). */
     private static final Pattern BW_ROW = Pattern.compile(" \\d+ +\\d+ +\\d+\\.\\d\\d +\\d+\\.\\d\\d *\t\t   \\d+\\.\\d{6}");
     private static final Pattern LAT_ROW = Pattern.compile(" \\d+ +\\d+ +(\\d+\\.\\d\\d[ \t]+){6}\\d+\\.\\d\\d *");
     private static final String BW_HEADER = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
@@ -108,13 +109,13 @@ class PerfCommandTest {
     @Test
     void readBandwidthAsJson() throws Exception {
         Cli.Result[] r = run("read", "-n", "20", "-s", "8192", "--json");
-        Map<String, Object> c = TinyJson.object(r[1].out().strip());
+        Map<String, Object> c = Json.object(r[1].out().strip());
         assertEquals("ib_read_bw", c.get("test"));
         assertEquals("client", c.get("role"));
         assertEquals(20L, ((Number) c.get("iterations")).longValue());
         assertEquals(8192L, ((Number) c.get("size")).longValue());
         assertTrue(((Number) c.get("bw_avg_mb_s")).doubleValue() > 0, r[1].out());
-        Map<String, Object> s = TinyJson.object(r[0].out().strip());
+        Map<String, Object> s = Json.object(r[0].out().strip());
         assertEquals("server", s.get("role"));
         assertEquals("peer", s.get("results_from"));
         assertEquals(c.get("bw_avg_mb_s"), s.get("bw_avg_mb_s"));
@@ -137,12 +138,12 @@ class PerfCommandTest {
                         "--pcap", pcap.toString()));
         assertEquals(0, r[0].exit(), "server: " + r[0].out() + r[0].err());
         assertEquals(0, r[1].exit(), "client: " + r[1].out() + r[1].err());
-        assertEquals("CMP_AND_SWAP", TinyJson.object(r[1].out().strip()).get("atomic_type"));
+        assertEquals("CMP_AND_SWAP", Json.object(r[1].out().strip()).get("atomic_type"));
         Cli.Result inspect = Cli.run("inspect", "--json", pcap.toString());
         assertEquals(0, inspect.exit(), inspect.out() + inspect.err());
         Map<String, Integer> sent = new TreeMap<>();
         for (String line : inspect.outLines()) {
-            Map<String, Object> p = TinyJson.object(line);
+            Map<String, Object> p = Json.object(line);
             if ("127.0.1.2".equals(p.get("src"))) sent.merge(String.valueOf(p.get("opcode")), 1, Integer::sum);
         }
         assertEquals(Map.of("RC_COMPARE_SWAP", 20), sent, "what the client sent");
@@ -151,7 +152,7 @@ class PerfCommandTest {
     @Test
     void writeBandwidthForADuration() throws Exception {
         Cli.Result[] r = run("write", "-D", "0.5", "-s", "1024", "--json");
-        Map<String, Object> c = TinyJson.object(r[1].out().strip());
+        Map<String, Object> c = Json.object(r[1].out().strip());
         assertTrue(((Number) c.get("iterations")).longValue() > 0, r[1].out());
         assertEquals(0.0, ((Number) c.get("bw_peak_mb_s")).doubleValue(), "no peak in duration mode (perftest)");
     }
@@ -182,13 +183,13 @@ class PerfCommandTest {
     @Test
     void readLatencyAsJson() throws Exception {
         Cli.Result[] r = run("read", "--lat", "-n", "20", "--json");
-        Map<String, Object> c = TinyJson.object(r[1].out().strip());
+        Map<String, Object> c = Json.object(r[1].out().strip());
         assertEquals("ib_read_lat", c.get("test"));
         assertEquals(20L, ((Number) c.get("iterations")).longValue());
         double min = ((Number) c.get("t_min_us")).doubleValue();
         double typ = ((Number) c.get("t_typical_us")).doubleValue();
         assertTrue(min > 0 && min <= typ, r[1].out());
-        assertEquals("none", TinyJson.object(r[0].out().strip()).get("results_from"));
+        assertEquals("none", Json.object(r[0].out().strip()).get("results_from"));
     }
 
     @Test

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import org.junit.jupiter.api.Test;
 
 class AethTest {
-    /** shared/docs/roce-wire.md §e, RNR timer table, in ms by code (= IBTA table 45). */
+    /** RNR NAK timer field encoding, in ms by code (IBA vol.1 table 45; include/rdma/ib_verbs.h enum ib_rnr_timeout). */
     private static final String[] RNR_MS = {
         "655.36", "0.01", "0.02", "0.03", "0.04", "0.06", "0.08", "0.12",
         "0.16", "0.24", "0.32", "0.48", "0.64", "0.96", "1.28", "1.92",
@@ -15,7 +15,7 @@ class AethTest {
         "40.96", "61.44", "81.92", "122.88", "163.84", "245.76", "327.68", "491.52",
     };
 
-    /** §e credit table: codes 0..30, 31 = invalid. */
+    /** End-to-end credit count by AETH credit code (IBA vol.1 9.7.5.1.2): codes 0..30, 31 = invalid. */
     private static final int[] CREDITS = {
         0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
         4096, 6144, 8192, 12288, 16384, 24576, 32768,

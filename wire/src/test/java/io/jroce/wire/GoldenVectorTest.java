@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Decode, re-encode and ICRC-check the 40 golden frames of shared/vectors/rocev2-golden.json. */
+/** Decode, re-encode and ICRC-check the 40 golden frames of testdata/rocev2-golden.json. */
 class GoldenVectorTest {
     private static final int ETH = 14;
     private static final Set<Integer> BAD_ICRC = Set.of(36, 37, 38, 39);

@@ -1,5 +1,8 @@
 package io.jroce.wire;
 
+import io.jroce.testkit.Hex;
+import io.jroce.testkit.Json;
+import io.jroce.testkit.TestData;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -9,7 +12,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
-/** The 40 frames of shared/vectors/rocev2-golden.json, parsed once. */
+/** The 40 frames of testdata/rocev2-golden.json, parsed once. */
 final class GoldenVectors {
     /** One vector; field names follow the JSON. */
     static final class Vector {
@@ -98,11 +101,11 @@ final class GoldenVectors {
     private static List<Vector> load() {
         String text;
         try {
-            text = Files.readString(Shared.vectors().resolve("rocev2-golden.json"), StandardCharsets.UTF_8);
+            text = Files.readString(TestData.goldenJson(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Map<String, Object> root = (Map<String, Object>) MiniJson.parse(text);
+        Map<String, Object> root = Json.object(text);
         List<Vector> out = new ArrayList<>();
         int n = 0;
         for (Object o : (List<Object>) root.get("vectors")) {
@@ -118,8 +121,8 @@ final class GoldenVectors {
             v.payloadLen = (int) num(m.get("payload_len"));
             v.ipv4 = (Map<String, Object>) m.get("ipv4");
             v.udp = (Map<String, Object>) m.get("udp");
-            v.udpPayload = hex((String) m.get("udp_payload_hex"));
-            v.frame = hex((String) m.get("frame_hex"));
+            v.udpPayload = Hex.decode((String) m.get("udp_payload_hex"));
+            v.frame = Hex.decode((String) m.get("frame_hex"));
             v.icrcU32 = (int) num(m.get("expected_correct_icrc_u32"));
             out.add(v);
         }
@@ -139,14 +142,6 @@ final class GoldenVectors {
             return Long.parseUnsignedLong(s.substring(2), 16);
         }
         return Long.parseLong(s);
-    }
-
-    static byte[] hex(String s) {
-        byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-        }
-        return b;
     }
 
     static int ipv4Address(String dotted) {

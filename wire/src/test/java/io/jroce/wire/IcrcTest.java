@@ -1,5 +1,8 @@
 package io.jroce.wire;
 
+import io.jroce.testkit.TestData;
+import io.jroce.wire.pcap.PcapFrame;
+import io.jroce.wire.pcap.PcapReader;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +12,8 @@ import io.jroce.wire.GoldenVectors.Vector;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.net.InetAddress;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -192,19 +197,21 @@ class IcrcTest {
     /** Brute-force confirmation on a real 4 KiB rxe packet: flip every bit, compare with the derivation above. */
     @Test
     void bruteForceSingleBitSweepOfALargeRxePacket() throws IOException {
-        TestPcap.Packet big = null;
-        for (TestPcap.Packet p : TestPcap.rocePackets(Shared.vectors().resolve("rxe/write_bw.pcap"))) {
+        PcapFrame big = null;
+        for (PcapFrame p : rocePackets(TestData.file("rxe/write_bw.pcap"))) {
             if (big == null || p.udpPayloadLength() > big.udpPayloadLength()) {
                 big = p;
             }
         }
         assertTrue(big.udpPayloadLength() > 4096, "expected a PMTU-4096 packet");
         Icrc icrc = new Icrc();
-        byte[] f = big.frame.clone();
+        byte[] f = big.data().clone();
         ByteBuf b = Unpooled.wrappedBuffer(f);
         int off = big.udpPayloadOffset();
         int len = big.udpPayloadLength();
-        int trueId = big.ipv4Id();
+        int trueId = big.ipId();
+        int src = ipv4(big.srcAddress());
+        int dst = ipv4(big.dstAddress());
         List<String> accepted = new ArrayList<>();
         for (int i = 0; i < len; i++) {
             if (i == BTH_BYTE4) {
@@ -212,8 +219,8 @@ class IcrcTest {
             }
             for (int k = 0; k < 8; k++) {
                 f[off + i] ^= (byte) (1 << k);
-                int id = icrc.verifyIpv4UnknownId(big.srcAddr(), big.dstAddr(), big.srcPort(), big.dstPort(), b, off, len);
-                int strict = icrc.verifyIpv4UnknownId(big.srcAddr(), big.dstAddr(), big.srcPort(), big.dstPort(), b, off, len, false);
+                int id = icrc.verifyIpv4UnknownId(src, dst, big.srcPort(), big.dstPort(), b, off, len);
+                int strict = icrc.verifyIpv4UnknownId(src, dst, big.srcPort(), big.dstPort(), b, off, len, false);
                 f[off + i] ^= (byte) (1 << k);
                 assertEquals(-1, strict, "byte " + i + " bit " + k);
                 if (id >= 0) {
@@ -232,22 +239,22 @@ class IcrcTest {
         RocePacket decoder = new RocePacket();
         int total = 0;
         int nonZeroIds = 0;
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(Shared.vectors().resolve("rxe"), "*.pcap")) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(TestData.file("rxe"), "*.pcap")) {
             for (Path file : files) {
-                List<TestPcap.Packet> packets = TestPcap.rocePackets(file);
-                // shared/vectors/rxe/README.md: 20 RoCEv2 packets per capture
+                List<PcapFrame> packets = rocePackets(file);
+                // testdata/README.md: 20 RoCEv2 packets per capture
                 assertEquals(20, packets.size(), file.toString());
-                for (TestPcap.Packet p : packets) {
-                    String ctx = file.getFileName() + " frame " + p.number;
+                for (PcapFrame p : packets) {
+                    String ctx = file.getFileName() + " frame " + p.frameNumber();
                     assertEquals(4, p.ipVersion(), ctx);
-                    ByteBuf b = Unpooled.wrappedBuffer(p.frame);
-                    assertTrue(icrc.verifyIpPacket(b, p.ipOffset, p.ipLength()), ctx);
-                    assertEquals(Icrc.IPV4_DF, p.ipv4FlagsFragment(), ctx);
-                    assertEquals(p.ipv4Id(), icrc.verifyIpv4UnknownId(p.srcAddr(), p.dstAddr(), p.srcPort(), p.dstPort(),
+                    ByteBuf b = Unpooled.wrappedBuffer(p.data());
+                    assertTrue(icrc.verifyIpPacket(b, p.ipOffset(), p.data().length - p.ipOffset()), ctx);
+                    assertEquals(Icrc.IPV4_DF, p.ipFlagsFragment(), ctx);
+                    assertEquals(p.ipId(), icrc.verifyIpv4UnknownId(ipv4(p.srcAddress()), ipv4(p.dstAddress()), p.srcPort(), p.dstPort(),
                             b, p.udpPayloadOffset(), p.udpPayloadLength()), ctx);
                     assertEquals(Problem.NONE, decoder.decode(b, p.udpPayloadOffset(), p.udpPayloadLength()), ctx);
                     total++;
-                    nonZeroIds += p.ipv4Id() != 0 ? 1 : 0;
+                    nonZeroIds += p.ipId() != 0 ? 1 : 0;
                 }
             }
         }
@@ -269,7 +276,7 @@ class IcrcTest {
         rnd.nextBytes(udpPayload);
         int sport = 0xC123;
 
-        // the pseudo-packet spelled out from doc §f: FF x8, IPv6 (6F FF FF FF, plen, nh 17, hop FF, addrs),
+        // the pseudo-packet spelled out as IBA RoCEv2 annex A17.4.1 masks it (rxe_icrc.c rxe_icrc_hdr): FF x8, IPv6 (6F FF FF FF, plen, nh 17, hop FF, addrs),
         // UDP (checksum FFFF), BTH with byte 4 FF, rest without the ICRC
         ByteBuf pseudo = Unpooled.buffer();
         pseudo.writeLong(-1L).writeInt(0x6FFFFFFF).writeShort(8 + len).writeByte(17).writeByte(0xFF)
@@ -336,5 +343,18 @@ class IcrcTest {
         ByteBuf c = b.copy();
         c.setByte(index, value);
         return c;
+    }
+
+    /** The UDP/4791 frames of a capture, read with the project's pcap reader. */
+    private static List<PcapFrame> rocePackets(Path file) throws IOException {
+        List<PcapFrame> out = new ArrayList<>();
+        for (PcapFrame f : PcapReader.readAll(file)) {
+            if (f.isUdp() && f.dstPort() == RoceV2.UDP_PORT) out.add(f);
+        }
+        return out;
+    }
+
+    private static int ipv4(InetAddress a) {
+        return ByteBuffer.wrap(a.getAddress()).getInt();
     }
 }

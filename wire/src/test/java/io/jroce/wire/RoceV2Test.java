@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 class RoceV2Test {
     @Test
     void rxeQpSourcePorts() {
-        // doc §a and the golden vectors' conventions
+        // rdma_rxe's per-QP UDP source port (rxe_qp.c: 0xC000 + hash_32(qpn, 14)), as in the golden vectors
         assertEquals(57236, RoceV2.qpSourcePort(0x11));
         assertEquals(52639, RoceV2.qpSourcePort(0xd2));
         assertEquals(57236, GoldenVectors.get(1).srcPort());
@@ -22,7 +22,7 @@ class RoceV2Test {
     void flowLabelSourcePorts() {
         assertEquals(GoldenVectors.get(35).srcPort(), RoceV2.flowLabelSourcePort(0x11, 0xd2));
         assertEquals(52722, RoceV2.flowLabelSourcePort(0xd2, 0x11)); // symmetric
-        // shared/vectors/rxe/README.md: RC source ports of real rxe connections
+        // testdata/README.md: RC source ports of real rxe connections
         assertEquals(50447, RoceV2.flowLabelSourcePort(0x25, 0x23)); // write_bw
         assertEquals(50307, RoceV2.flowLabelSourcePort(0x21, 0x23)); // rc_pingpong
         // large QPNs exercise the 64-bit product and both folds

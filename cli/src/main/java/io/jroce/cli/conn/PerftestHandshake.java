@@ -20,7 +20,7 @@ import java.util.Locale;
  * byte for byte. Sources: linux-rdma/perftest {@code src/perftest_communication.c} and {@code .h}, the test
  * mains {@code src/send_bw.c}, {@code write_bw.c}, {@code read_bw.c}, {@code atomic_bw.c}, {@code send_lat.c},
  * {@code write_lat.c}, {@code read_lat.c}, {@code atomic_lat.c} (checked at perftest 6.29 and at tag
- * v4.5-0.20, the release in Debian 12 that produced shared/vectors/rxe/*.log).
+ * v4.5-0.20, the release in Debian 12 that produced testdata/rxe/*.log).
  *
  * <h2>Primitive: one exchange ({@code ctx_xchg_data_ethernet}, {@code ctx_hand_shake})</h2>
  * Every exchange is symmetric, with the same fixed size both ways: the <b>client writes, then reads</b>; the

@@ -42,7 +42,7 @@ class PerftestHandshakeTest {
 
     @org.junit.jupiter.api.Test
     void keyMessageMatchesTheDocumentedFormat() throws Exception {
-        // values of shared/vectors/rxe/write_bw.client.log (local address), out_reads 1, SRQN 0
+        // values of testdata/rxe/write_bw.client.log (local address), out_reads 1, SRQN 0
         Keys k = new Keys(0, 1, 0x23, 0x4e65b0, 0x1784, 0x56340e01a328L, gid("10.77.0.12"), 0);
         byte[] expected = cstr("0000:0001:000023:4e65b0:00001784:000056340e01a328:"
                 + "00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:0c:00000000:");

@@ -39,7 +39,7 @@ class RcPingpongHandshakeTest {
 
     @Test
     void encodesTheAddressesOfTheRxeCapture() throws Exception {
-        // shared/vectors/rxe/rc_pingpong.server.log: QPN 0x000023, PSN 0x54604c, GID ::ffff:10.77.0.11
+        // testdata/rxe/rc_pingpong.server.log: QPN 0x000023, PSN 0x54604c, GID ::ffff:10.77.0.11
         assertArrayEquals(cstr("0000:000023:54604c:00000000000000000000ffff0a4d000b"),
                 RcPingpongHandshake.encode(new PeerInfo(0x23, 0x54604c, gid("10.77.0.11"))));
         // a non-zero LID and a full-width QPN and PSN

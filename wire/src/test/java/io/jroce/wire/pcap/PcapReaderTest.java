@@ -1,5 +1,7 @@
 package io.jroce.wire.pcap;
 
+import io.jroce.testkit.Hex;
+import io.jroce.testkit.TestData;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,9 +32,9 @@ class PcapReaderTest {
 
     @Test
     void readsGoldenCapture() throws Exception {
-        List<SharedVectors.Golden> expected = SharedVectors.goldenJson();
+        List<GoldenFrames.Golden> expected = GoldenFrames.load();
         assertEquals(40, expected.size());
-        try (PcapReader r = new PcapReader(SharedVectors.golden())) {
+        try (PcapReader r = new PcapReader(TestData.goldenPcap())) {
             assertEquals(LinkType.ETHERNET, r.linkType());
             assertFalse(r.isNanosecond());
             assertTrue(r.isLittleEndian());
@@ -40,7 +42,7 @@ class PcapReaderTest {
             for (int i = 0; i < 40; i++) {
                 PcapFrame f = r.next();
                 assertNotNull(f, "frame " + (i + 1));
-                SharedVectors.Golden g = expected.get(i);
+                GoldenFrames.Golden g = expected.get(i);
                 String where = "frame " + (i + 1);
                 assertEquals(i + 1, f.frameNumber());
                 assertArrayEquals(g.frame(), f.data(), where);
@@ -81,7 +83,7 @@ class PcapReaderTest {
 
     @Test
     void readsRxeCaptures() throws Exception {
-        Path dir = SharedVectors.dir().resolve("vectors/rxe");
+        Path dir = TestData.file("rxe");
         List<Path> files;
         try (Stream<Path> s = Files.list(dir)) {
             files = s.filter(p -> p.toString().endsWith(".pcap")).sorted().toList();
@@ -139,7 +141,7 @@ class PcapReaderTest {
         static final byte[] V6_DST = bytes("20010db8000000000000000000000002");
 
         static byte[] bytes(String hex) {
-            return SharedVectors.hex(hex);
+            return Hex.decode(hex);
         }
     }
 
@@ -260,7 +262,7 @@ class PcapReaderTest {
         assertEquals(PAYLOAD.length, f6.udpPayloadLength());
         // an IPv4-mapped IPv6 address stays an IPv6 address
         byte[] mapped = v6.clone();
-        System.arraycopy(SharedVectors.hex("00000000000000000000ffffc000020a"), 0, mapped, 8, 16);
+        System.arraycopy(Hex.decode("00000000000000000000ffffc000020a"), 0, mapped, 8, 16);
         PcapFrame fm = read(pcapFile(LinkType.IPV6, false, false, mapped)).get(0);
         assertEquals(16, fm.srcAddress().getAddress().length);
         // the wrong IP version for the link type is not IP

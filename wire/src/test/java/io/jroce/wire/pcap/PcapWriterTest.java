@@ -1,5 +1,7 @@
 package io.jroce.wire.pcap;
 
+import io.jroce.testkit.Hex;
+import io.jroce.testkit.TestData;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.Test;
@@ -34,18 +36,18 @@ class PcapWriterTest {
     void fileHeaderIsClassicMicrosecondEthernet() throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         new PcapWriter(bytes).close();
-        assertArrayEquals(SharedVectors.hex("d4c3b2a1020004000000000000000000ffff000001000000"), bytes.toByteArray());
+        assertArrayEquals(Hex.decode("d4c3b2a1020004000000000000000000ffff000001000000"), bytes.toByteArray());
     }
 
     /** Re-creating every golden frame with rxe's header values gives the golden IP/UDP/RoCE bytes exactly. */
     @Test
     void reproducesGoldenFramesBeyondTheMacs() throws Exception {
-        List<SharedVectors.Golden> golden = SharedVectors.goldenJson();
+        List<GoldenFrames.Golden> golden = GoldenFrames.load();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        List<SharedVectors.Golden> used = new ArrayList<>();
+        List<GoldenFrames.Golden> used = new ArrayList<>();
         try (PcapWriter w = new PcapWriter(bytes)) {
             long t = 1_700_000_000_123_456_000L;
-            for (SharedVectors.Golden g : golden) {
+            for (GoldenFrames.Golden g : golden) {
                 if (g.ttl() != 64 || g.tos() != 0 || g.udpChecksum() != 0) {
                     continue; // deliberately unusual headers (mask demos, hardware frame)
                 }
@@ -57,7 +59,7 @@ class PcapWriterTest {
         }
         assertTrue(used.size() >= 35, "vectors used: " + used.size());
         try (PcapReader r = new PcapReader(new ByteArrayInputStream(bytes.toByteArray()), "mem")) {
-            for (SharedVectors.Golden g : used) {
+            for (GoldenFrames.Golden g : used) {
                 PcapFrame f = r.next();
                 byte[] d = f.data();
                 assertArrayEquals(Arrays.copyOfRange(g.frame(), 14, g.frame().length), Arrays.copyOfRange(d, 14, d.length),

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * <p>Needs root, {@code ip} and {@code nft}: skipped with a message on a developer machine without them,
  * a failure in CI (environment variable CI set). The namespaces are removed even when a test fails.
  */
-class NetnsLossTest {
+class NetnsLossIT {
     private static final String NS_A = "jroce-it-a";
     private static final String NS_B = "jroce-it-b";
     private static final String ADDR_A = "10.199.0.1";
@@ -95,7 +95,7 @@ class NetnsLossTest {
                 System.out.println(out.lines().filter(l -> l.contains("counters") || l.contains("retrans")).toList());
                 assertEquals(0, rcServer, "server session\n" + out);
                 String counters = sh("ip netns exec " + NS_B + " nft list chain inet jroce c");
-                System.out.println("NetnsLossTest " + percent + "% " + hook + ": nft " + counters.replaceAll("\\s+", " "));
+                System.out.println("NetnsLossIT " + percent + "% " + hook + ": nft " + counters.replaceAll("\\s+", " "));
                 assertTrue(counters.matches("(?s).*counter packets [1-9].*"), "the rule really dropped datagrams:\n" + counters);
                 if (hook.equals("input") && percent >= 5) {
                     // the counters show the recovery: retransmissions (Go-Back-N, probes or timeouts)

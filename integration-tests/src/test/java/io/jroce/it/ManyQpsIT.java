@@ -41,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * </ol>
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class ManyQpsTest {
+class ManyQpsIT {
     static final InetAddress A = Verbs.addr("127.0.11.4");
     static final InetAddress B = Verbs.addr("127.0.11.5");
     static final int CHUNK = 4096;
@@ -57,7 +57,7 @@ class ManyQpsTest {
 
     @Test
     void thousandsOfQueuePairs() throws Exception {
-        System.out.println("ManyQpsTest seed: -Djroce.seed=" + seed);
+        System.out.println("ManyQpsIT seed: -Djroce.seed=" + seed);
         int threadsAtStart = threads.getThreadCount();
         long heapAtStart = Verbs.usedHeapAfterGc();
         run(threadsAtStart); // in its own frame, so nothing the test held stays reachable afterwards

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the sender's pattern), every fetch-add returns the count before it, and the counter ends at the number of
  * adds. Longer run by hand: {@code -Djroce.chaos.rounds=500}.
  */
-class ChaosSessionsTest {
+class ChaosSessionsIT {
     @TempDir
     Path work;
 
@@ -25,7 +25,7 @@ class ChaosSessionsTest {
     void mixedTrafficUnderChaosOnBothNodesCompletesVerified() throws Exception {
         int rounds = Integer.getInteger("jroce.chaos.rounds", 40);
         long seed = Long.getLong("jroce.seed", System.nanoTime());
-        System.out.println("ChaosSessionsTest: " + rounds + " rounds, chaos seeds " + seed + "/" + (seed + 1));
+        System.out.println("ChaosSessionsIT: " + rounds + " rounds, chaos seeds " + seed + "/" + (seed + 1));
         StringBuilder server = new StringBuilder("""
                 cq cq depth=256
                 qp q cq=cq recv_wr=%d
@@ -79,7 +79,7 @@ class ChaosSessionsTest {
             assertEquals(0, a.await(120), a.describe() + "\n" + b.describe());
             String both = a.out() + a.err() + b.out() + b.err();
             assertTrue(both.contains("dropped") || both.contains("drop"), "the chaos counters are reported:\n" + both);
-            System.out.println("ChaosSessionsTest: " + b.out().lines().filter(l -> l.contains("chaos") || l.contains("retrans")).toList());
+            System.out.println("ChaosSessionsIT: " + b.out().lines().filter(l -> l.contains("chaos") || l.contains("retrans")).toList());
         }
     }
 }

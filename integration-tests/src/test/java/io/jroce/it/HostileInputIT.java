@@ -85,7 +85,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * </ul>
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class HostileInputTest {
+class HostileInputIT {
     static final InetAddress P_ADDR = Verbs.addr("127.0.11.1");
     static final InetAddress V_ADDR = Verbs.addr("127.0.11.2");
     static final InetAddress F_ADDR = Verbs.addr("127.0.11.3");
@@ -150,7 +150,7 @@ class HostileInputTest {
 
     @Test
     void victimSurvivesHostileDatagramsWithLiveTraffic() throws Exception {
-        System.out.println("HostileInputTest seed: -Djroce.seed=" + seed);
+        System.out.println("HostileInputIT seed: -Djroce.seed=" + seed);
         long t0 = System.nanoTime();
         long heapBefore = Verbs.usedHeapAfterGc();
         p = Device.open(new DeviceConfig(P_ADDR));
@@ -242,7 +242,7 @@ class HostileInputTest {
             if (leak.get() != null) fail(leak.get());
 
             heapCheck(heapBefore);
-            System.out.printf("HostileInputTest: %d hostile datagrams, %d legit iterations, %.1f s%n", sent, legit.done + 2,
+            System.out.printf("HostileInputIT: %d hostile datagrams, %d legit iterations, %.1f s%n", sent, legit.done + 2,
                     (System.nanoTime() - t0) / 1e9);
         } finally {
             if (fuzz != null) fuzz.close();

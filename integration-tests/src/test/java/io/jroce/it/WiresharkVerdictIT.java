@@ -1,5 +1,7 @@
 package io.jroce.it;
 
+import io.jroce.wire.pcap.PcapFrame;
+import io.jroce.wire.pcap.PcapReader;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -7,8 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * missing tools fail the test.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class WiresharkVerdictTest {
+class WiresharkVerdictIT {
     static final String A = "127.0.12.1";
     static final String B = "127.0.12.2";
     /** Wireshark's PI_WARN (0x00600000); PI_ERROR is 0x00800000. */
@@ -164,7 +164,7 @@ class WiresharkVerdictTest {
         boolean root = "root".equals(user) || sh(10, "id", "-u").strip().equals("0");
         if (!root) missing.add("root (capturing on lo needs it; running as " + user + ")");
         if (missing.isEmpty()) return;
-        String msg = "WiresharkVerdictTest needs " + String.join(", ", missing);
+        String msg = "WiresharkVerdictIT needs " + String.join(", ", missing);
         if (ci) fail(msg + " — in CI (CI is set) missing tools are an error; .ci/run installs them");
         Assumptions.abort(msg + " — skipped (set CI to make this a failure)");
     }
@@ -226,36 +226,14 @@ class WiresharkVerdictTest {
         return m;
     }
 
-    /** Classic pcap (either byte order, us or ns), link types Ethernet (1), raw (101), IPv4 (228), Linux cooked (113). */
+    /** The IPv4 UDP datagrams of a capture, read with the project's pcap reader (any link type it knows). */
     static List<Packet> readPcap(Path file) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file));
-        int magic = b.order(ByteOrder.LITTLE_ENDIAN).getInt(0);
-        if (magic != 0xa1b2c3d4 && magic != 0xa1b23c4d) b.order(ByteOrder.BIG_ENDIAN);
-        int linkType = b.getInt(20);
-        ByteBuffer n = b.duplicate().order(ByteOrder.BIG_ENDIAN); // packet bytes are in network order
-        int off = 24;
         List<Packet> out = new ArrayList<>();
-        while (off + 16 <= b.limit()) {
-            int incl = b.getInt(off + 8);
-            int p = off + 16;
-            off = p + incl;
-            int ip = switch (linkType) {
-                case 1 -> (n.getShort(p + 12) & 0xFFFF) == 0x0800 ? p + 14 : -1;
-                case 113 -> p + 16;
-                case 101, 228 -> p;
-                default -> throw new IOException("link type " + linkType + " in " + file);
-            };
-            if (ip < 0 || (b.get(ip) & 0xF0) != 0x40 || b.get(ip + 9) != 17) continue;
-            int ihl = (b.get(ip) & 0x0F) * 4;
-            int totalLen = n.getShort(ip + 2) & 0xFFFF;
-            int udp = ip + ihl;
-            int udpLen = n.getShort(udp + 4) & 0xFFFF;
-            if (udpLen < 8 || udp + udpLen > off || ip + totalLen > off) throw new IOException("truncated packet in " + file);
-            byte[] payload = new byte[udpLen - 8];
-            b.get(udp + 8, payload);
-            String src = (b.get(ip + 12) & 0xFF) + "." + (b.get(ip + 13) & 0xFF) + "." + (b.get(ip + 14) & 0xFF) + "." + (b.get(ip + 15) & 0xFF);
-            String dst = (b.get(ip + 16) & 0xFF) + "." + (b.get(ip + 17) & 0xFF) + "." + (b.get(ip + 18) & 0xFF) + "." + (b.get(ip + 19) & 0xFF);
-            out.add(new Packet(src, dst, payload));
+        for (PcapFrame f : PcapReader.readAll(file)) {
+            if (!f.isUdp() || f.ipVersion() != 4) continue;
+            if (f.isTruncated()) throw new IOException("truncated packet in " + file + ": " + f);
+            byte[] payload = Arrays.copyOfRange(f.data(), f.udpPayloadOffset(), f.udpPayloadOffset() + f.udpPayloadLength());
+            out.add(new Packet(f.srcAddress().getHostAddress(), f.dstAddress().getHostAddress(), payload));
         }
         return out;
     }

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * user does: pingpong, perf (send/write/read, bandwidth and latency) and the demo; then the captures are
  * checked with {@code jroce inspect}. No in-JVM shortcuts.
  */
-class ProcessesTest {
+class ProcessesIT {
     private static final String SERVER = "127.0.10.1";
     private static final String CLIENT = "127.0.10.2";
     private static final AtomicInteger PORT = new AtomicInteger(29515);

@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.testkit;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -6,17 +6,22 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** A strict little JSON parser for tests: objects become LinkedHashMaps, numbers BigDecimals. */
-final class TinyJson {
+/**
+ * The tests' one JSON reader (so no module needs a JSON dependency): strict RFC 8259, objects become
+ * {@link LinkedHashMap}s (key order kept), arrays {@link ArrayList}s, numbers {@link BigDecimal}s (exact, so
+ * 64-bit unsigned fields survive), plus String, Boolean and null.
+ */
+public final class Json {
     private final String s;
     private int i;
 
-    private TinyJson(String s) {
+    private Json(String s) {
         this.s = s;
     }
 
-    static Object parse(String text) {
-        TinyJson p = new TinyJson(text);
+    /** Parses one JSON value; throws IllegalArgumentException (with the offset) on anything else. */
+    public static Object parse(String text) {
+        Json p = new Json(text);
         Object v = p.value();
         p.ws();
         if (p.i != text.length()) {
@@ -26,7 +31,8 @@ final class TinyJson {
     }
 
     @SuppressWarnings("unchecked")
-    static Map<String, Object> object(String text) {
+    /** Parses a JSON object. */
+    public static Map<String, Object> object(String text) {
         return (Map<String, Object>) parse(text);
     }
 
