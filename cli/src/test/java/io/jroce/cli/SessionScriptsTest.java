@@ -18,9 +18,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Sessions run from files, the way a person runs them: the README's examples (read from README.md, so they
- * cannot rot), the shipped examples in cli/examples, and sessions that fail on purpose. Two nodes run in this
- * JVM on two threads, on 127.0.2.1 and 127.0.2.2.
+ * Sessions run from files, the way a person runs them: the session language reference's examples (read from
+ * docs/session-language.md, so they cannot rot), the shipped examples in cli/examples, and sessions that fail
+ * on purpose. Two nodes run in this JVM on two threads, on 127.0.2.1 and 127.0.2.2.
  */
 class SessionScriptsTest {
     @TempDir
@@ -32,8 +32,13 @@ class SessionScriptsTest {
         return Files.exists(here.resolve("README.md")) && Files.isDirectory(here.resolve("cli")) ? here : here.getParent();
     }
 
+    /** The session language reference: its command table and its examples are checked here. */
+    static Path reference() {
+        return repo().resolve("docs/session-language.md");
+    }
+
     static List<String> readmeSessions() throws Exception {
-        String readme = Files.readString(repo().resolve("README.md"));
+        String readme = Files.readString(reference());
         List<String> blocks = new ArrayList<>();
         Matcher m = Pattern.compile("```jroce\\R(.*?)```", Pattern.DOTALL).matcher(readme);
         while (m.find()) blocks.add(m.group(1));
@@ -42,16 +47,16 @@ class SessionScriptsTest {
 
     @Test
     void theReadmeReferenceTableIsTheLanguage() throws Exception {
-        String readme = Files.readString(repo().resolve("README.md"));
+        String readme = Files.readString(reference());
         String rows = String.join("\n", SessionLanguage.referenceRows());
         assertTrue(readme.contains("| command | what it does |\n|---|---|\n" + rows + "\n"),
-                "README.md's table under 'The session language' must be exactly:\n" + rows);
+                "docs/session-language.md's table under 'Commands' must be exactly:\n" + rows);
     }
 
     @Test
     void theReadmeSessionExamplesRun() throws Exception {
         List<String> blocks = readmeSessions();
-        assertTrue(blocks.size() >= 3, "README.md has jroce examples: " + blocks.size());
+        assertTrue(blocks.size() >= 3, "docs/session-language.md has jroce examples: " + blocks.size());
         int ran = 0;
         for (int i = 0; i < blocks.size(); i++) {
             String block = blocks.get(i);

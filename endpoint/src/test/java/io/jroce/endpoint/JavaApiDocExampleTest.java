@@ -1,0 +1,114 @@
+package io.jroce.endpoint;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The examples of docs/java-api.md, compiled and run. The lines between each pair of markers must appear
+ * verbatim (up to indentation and blank lines) in docs/java-api.md, so the documented examples cannot rot.
+ */
+class JavaApiDocExampleTest {
+    private static final Path SOURCE = Path.of("src/test/java/io/jroce/endpoint/JavaApiDocExampleTest.java");
+
+    @Test
+    void writeFromOneNodeToAnother() throws Exception {
+        InetAddress addressA = InetAddress.getByName("127.0.3.1");
+        InetAddress addressB = InetAddress.getByName("127.0.3.2");
+        // DOC-EXAMPLE-BEGIN
+        try (Device a = Device.open(addressA); Device b = Device.open(addressB)) {
+            ProtectionDomain pdA = a.allocPd();
+            ProtectionDomain pdB = b.allocPd();
+            MemoryRegion src = pdA.registerMemory(ByteBuffer.allocateDirect(8192), Access.LOCAL_WRITE);
+            MemoryRegion dst = pdB.registerMemory(ByteBuffer.allocateDirect(8192), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            CompletionQueue cqA = a.createCq(64);
+            CompletionQueue cqB = b.createCq(64);
+            QueuePair qpA = pdA.createQp(new QpInitAttr(cqA));
+            QueuePair qpB = pdB.createQp(new QpInitAttr(cqB));
+
+            // connect: each side learns the other's QPN and starting PSN (out of band, e.g. over TCP)
+            for (QueuePair[] ends : new QueuePair[][] {{qpA, qpB}, {qpB, qpA}}) {
+                QueuePair qp = ends[0];
+                QueuePair peer = ends[1];
+                qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.REMOTE_WRITE));
+                qp.modify(new QpAttr().state(QpState.RTR).dest(peer.device().address()).pathMtu(Mtu.MTU_4096)
+                        .destQpNum(peer.qpNum()).rqPsn(0x100).maxDestRdAtomic(1).minRnrTimer(12));
+                qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0x100).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(1));
+            }
+
+            src.buffer().put("hello, RDMA".getBytes(StandardCharsets.US_ASCII));
+            qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src, 0, 11))
+                    .remote(dst.address(), dst.rkey())
+                    .signaled());
+
+            WorkCompletion[] wc = new WorkCompletion[1];
+            int n = cqA.poll(wc, 5, TimeUnit.SECONDS);
+            System.out.println(n + " completion: " + wc[0]);                  // WC{wrId=1, SUCCESS, RDMA_WRITE, len=11, ...}
+            byte[] landed = new byte[11];
+            dst.buffer().get(landed);
+            System.out.println(new String(landed, StandardCharsets.US_ASCII));  // hello, RDMA
+            // DOC-EXAMPLE-END
+            assertEquals(1, n);
+            assertEquals(WcStatus.SUCCESS, wc[0].status());
+            assertEquals("hello, RDMA", new String(landed, StandardCharsets.US_ASCII));
+        }
+    }
+
+    @Test
+    void rcConnectMovesBothEndsToRts() throws Exception {
+        try (Device a = Device.open(InetAddress.getByName("127.0.3.3")); Device b = Device.open(InetAddress.getByName("127.0.3.4"))) {
+            CompletionQueue cqA = a.createCq(16);
+            CompletionQueue cqB = b.createCq(16);
+            QueuePair qpA = a.allocPd().createQp(new QpInitAttr(cqA));
+            QueuePair qpB = b.allocPd().createQp(new QpInitAttr(cqB));
+            RcConnect.toInit(qpB, RcConnect.Params.defaults());
+            qpB.postRecv(new ReceiveWorkRequest().wrId(7));
+            InetAddress peerAddress = b.address();
+            int peerQpn = qpB.qpNum();
+            int peerPsn = 0x200;
+            int localPsn = 0x100;
+            // DOC-RCCONNECT-BEGIN
+            RcConnect.connect(qpA, RcConnect.Peer.of(peerAddress, peerQpn, peerPsn), localPsn,
+                    RcConnect.Params.defaults().mtu(Mtu.MTU_4096));
+            // DOC-RCCONNECT-END
+            RcConnect.connect(qpB, RcConnect.Peer.of(a.address(), qpA.qpNum(), localPsn), peerPsn,
+                    RcConnect.Params.defaults().mtu(Mtu.MTU_4096));
+            assertEquals(QpState.RTS, qpA.state());
+            assertEquals(QpState.RTS, qpB.state());
+
+            qpA.postSend(new SendWorkRequest(1, WrOpcode.SEND).signaled());
+            WorkCompletion[] wc = new WorkCompletion[1];
+            assertEquals(1, cqA.poll(wc, 5, TimeUnit.SECONDS));
+            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+            assertEquals(1, cqB.poll(wc, 5, TimeUnit.SECONDS));
+            assertEquals(7, wc[0].wrId());
+            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+        }
+    }
+
+    @Test
+    void theJavaApiGuideShowsTheseExamplesVerbatim() throws Exception {
+        Path module = Path.of(System.getProperty("user.dir"));
+        String test = Files.readString(module.resolve(SOURCE));
+        String guide = normalize(Files.readString(module.getParent().resolve("docs/java-api.md")));
+        for (String marker : new String[] {"DOC-EXAMPLE", "DOC-RCCONNECT"}) {
+            String example = test.substring(test.indexOf("// " + marker + "-BEGIN"), test.indexOf("// " + marker + "-END"));
+            String body = normalize(example.lines().skip(1).collect(Collectors.joining("\n")));
+            assertTrue(!body.isEmpty() && guide.contains(body),
+                    "docs/java-api.md must contain the example between the " + marker + " markers of JavaApiDocExampleTest:\n" + body);
+        }
+    }
+
+    private static String normalize(String text) {
+        return text.lines().map(String::strip).filter(l -> !l.isEmpty()).collect(Collectors.joining("\n"));
+    }
+}
