@@ -8,13 +8,13 @@ import java.nio.file.Paths;
 import java.util.List;
 
 /** Runs the jroce command in-process and captures its output. */
-final class Cli {
-    record Result(int exit, String out, String err) {
-        List<String> outLines() {
+public final class Cli {
+    public record Result(int exit, String out, String err) {
+        public List<String> outLines() {
             return out.lines().toList();
         }
 
-        List<String> errLines() {
+        public List<String> errLines() {
             return err.lines().toList();
         }
     }
@@ -22,7 +22,7 @@ final class Cli {
     private Cli() {
     }
 
-    static Result run(String... args) {
+    public static Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = Main.commandLine(new PrintWriter(out), new PrintWriter(err)).execute(args);
@@ -30,7 +30,7 @@ final class Cli {
     }
 
     /** {@code -Djroce.shared} (set by surefire), else ../shared or ../../shared from the working directory. */
-    static Path shared() {
+    public static Path shared() {
         String prop = System.getProperty("jroce.shared");
         if (prop != null && Files.isDirectory(Paths.get(prop, "vectors"))) {
             return Paths.get(prop);
@@ -44,7 +44,7 @@ final class Cli {
         throw new IllegalStateException("shared folder not found; set -Djroce.shared=/path/to/shared");
     }
 
-    static Path golden() {
+    public static Path golden() {
         return shared().resolve("vectors/rocev2-golden.pcap");
     }
 }

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 /** A strict little JSON parser for tests: objects become LinkedHashMaps, numbers BigDecimals. */
-final class TinyJson {
+public final class TinyJson {
     private final String s;
     private int i;
 
@@ -15,7 +15,7 @@ final class TinyJson {
         this.s = s;
     }
 
-    static Object parse(String text) {
+    public static Object parse(String text) {
         TinyJson p = new TinyJson(text);
         Object v = p.value();
         p.ws();
@@ -26,7 +26,7 @@ final class TinyJson {
     }
 
     @SuppressWarnings("unchecked")
-    static Map<String, Object> object(String text) {
+    public static Map<String, Object> object(String text) {
         return (Map<String, Object>) parse(text);
     }
 

@@ -1,5 +1,8 @@
-package io.jroce.cli;
+package io.jroce.cli.inspect;
 
+import io.jroce.cli.Cli;
+import io.jroce.cli.SampleCapture;
+import io.jroce.cli.TinyJson;
 import io.jroce.wire.Icrc;
 import io.jroce.wire.pcap.PcapFrame;
 import io.jroce.wire.pcap.PcapReader;
