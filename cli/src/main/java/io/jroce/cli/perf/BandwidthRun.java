@@ -93,7 +93,6 @@ final class BandwidthRun extends PerfRun {
         long deadline = dur ? start + s.duration().toNanos() : Long.MAX_VALUE;
         long[] lastSignaled = new long[q];
         Progress progress = new Progress(start);
-        long lastProgress = start;
         long lastCompletionAt = start;
         boolean posting = true;
         tposted[0] = start;
@@ -143,10 +142,7 @@ final class BandwidthRun extends PerfRun {
                     totC++;
                 }
             }
-            if (now - lastProgress >= 1_000_000_000L && now - start >= 2_000_000_000L) {
-                lastProgress = now;
-                progress.line(now, totC, dur ? -1 : total, s.size());
-            }
+            progress.tick(now, totC, dur ? -1 : total, s.size());
         }
         long end = System.nanoTime();
         if (!peak) tcompleted[0] = dur ? lastCompletionAt : end;
@@ -167,7 +163,6 @@ final class BandwidthRun extends PerfRun {
         long start = System.nanoTime();
         long lastActivity = start;
         long lastSockCheck = start;
-        long lastProgress = start;
         Progress progress = new Progress(start);
         while (rcnt < total) {
             int n = recvCq.poll(wcs, wcs.length, 10, TimeUnit.MILLISECONDS);
@@ -195,10 +190,7 @@ final class BandwidthRun extends PerfRun {
                 throw new IOException("no message for " + Converters.seconds(s.timeout()) + " after " + rcnt + (dur ? "" : " of " + total)
                         + ": the client stopped or its packets do not reach us; " + qps.get(0).describe());
             }
-            if (now - lastProgress >= 1_000_000_000L && now - start >= 2_000_000_000L) {
-                lastProgress = now;
-                progress.line(now, rcnt, dur ? -1 : total, s.size());
-            }
+            progress.tick(now, rcnt, dur ? -1 : total, s.size());
         }
         long end = dur ? last : System.nanoTime();
         long[] tp = {rcnt == 0 ? start : first};

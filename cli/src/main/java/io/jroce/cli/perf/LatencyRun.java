@@ -3,7 +3,6 @@ package io.jroce.cli.perf;
 import io.jroce.cli.Converters;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
-import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.MemoryRegion;
@@ -92,17 +91,13 @@ final class LatencyRun extends PerfRun {
         long deadline = dur ? start + s.duration().toNanos() : Long.MAX_VALUE;
         long scnt = 0;
         Progress progress = new Progress(start);
-        long lastProgress = start;
         while (dur ? System.nanoTime() < deadline : scnt < s.iters()) {
             long t = System.nanoTime();
             if (!dur) tposted[(int) scnt] = t;
             qp.postSend(wr.wrId(scnt));
             scnt++;
             awaitOne(sendCq, wc, scnt);
-            if (t - lastProgress >= 1_000_000_000L && t - start >= 2_000_000_000L) {
-                lastProgress = t;
-                progress.line(t, scnt, dur ? -1 : s.iters(), s.size());
-            }
+            progress.tick(t, scnt, dur ? -1 : s.iters(), s.size());
         }
         return new long[] {scnt, System.nanoTime() - start};
     }
@@ -120,7 +115,6 @@ final class LatencyRun extends PerfRun {
         long rcnt = 0;
         long posted = rxDepth;
         Progress progress = new Progress(start);
-        long lastProgress = start;
         while (scnt < iters || rcnt < iters) {
             if (dur && System.nanoTime() >= deadline) break;
             if (rcnt < iters && !(scnt < 1 && client)) {
@@ -136,10 +130,7 @@ final class LatencyRun extends PerfRun {
                 qp.postSend(wr.wrId(scnt));
                 scnt++;
                 if (!awaitOne(sendCq, wc, scnt, dur ? deadline + s.timeout().toNanos() : Long.MAX_VALUE)) break;
-                if (t - lastProgress >= 1_000_000_000L && t - start >= 2_000_000_000L) {
-                    lastProgress = t;
-                    progress.line(t, scnt, dur ? -1 : iters, s.size());
-                }
+                progress.tick(t, scnt, dur ? -1 : iters, s.size());
             }
         }
         return new long[] {dur ? rcnt : scnt, System.nanoTime() - start};
@@ -165,7 +156,6 @@ final class LatencyRun extends PerfRun {
         long rcnt = 0;
         long ccnt = 0;
         Progress progress = new Progress(start);
-        long lastProgress = start;
         while (scnt < iters || ccnt < iters || rcnt < iters) {
             if (dur && System.nanoTime() >= deadline) break;
             if (rcnt < iters && !(scnt < 1 && !client)) {
@@ -180,10 +170,7 @@ final class LatencyRun extends PerfRun {
                 if (!dur) tposted[(int) scnt] = t;
                 buf.put(postIdx, (byte) ++scnt);
                 qp.postSend(wr.wrId(scnt));
-                if (t - lastProgress >= 1_000_000_000L && t - start >= 2_000_000_000L) {
-                    lastProgress = t;
-                    progress.line(t, scnt, dur ? -1 : iters, s.size());
-                }
+                progress.tick(t, scnt, dur ? -1 : iters, s.size());
             }
             if (ccnt < iters) {
                 if (!awaitOne(sendCq, wc, ccnt, dur ? deadline + s.timeout().toNanos() : Long.MAX_VALUE)) break;

@@ -79,15 +79,8 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
     boolean json;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30", converter = Converters.Time.class,
-            description = "Longest wait for the peer: TCP accept/connect, each exchange, each completion; a passive server waits as "
-                    + "long as traffic flows; seconds, or e.g. 500ms (default: ${DEFAULT-VALUE}).")
-    Duration timeout;
-
-    @Option(names = "--qp-timeout", paramLabel = "EXP", defaultValue = "18", description = "Local ACK timeout of our QP, 4.096 us * 2^EXP, "
-            + "retried 7 times (default: ${DEFAULT-VALUE}, about 1 s; ibv_rc_pingpong and perftest use 14, 67 ms, which a JVM pausing "
-            + "under load can miss). Invisible to the peer.")
-    int qpTimeout;
+    @Mixin
+    PeerWaits waits = new PeerWaits();
 
     @Mixin
     DeviceOptions device = new DeviceOptions();
@@ -130,8 +123,7 @@ public final class PerfCommand implements Callable<Integer> {
             usage("invalid -x/--gid-index " + gidIndex + ": our GID table has one entry, index 0 (the IPv4-mapped --bind address); "
                     + "the peer's -x (1 on rxe) is its own index");
         }
-        if (timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) usage("invalid --timeout " + Converters.seconds(timeout) + ": must be >0 and <= 86400 s");
-        if (qpTimeout < 1 || qpTimeout > 31) usage("invalid --qp-timeout " + qpTimeout + ": must be 1..31");
+        waits.check(spec);
         long total = 2 * Math.max(sz, PerftestHandshake.DEFAULT_CYCLE_BUFFER) * qpCount;
         if (total > (1L << 31)) usage("-s/--size times -q/--qp needs " + total + " bytes of buffers; at most 2 GiB");
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
@@ -142,7 +134,7 @@ public final class PerfCommand implements Callable<Integer> {
         }
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
-        PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, timeout, json, qpTimeout,
+        PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,
                 atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
         try (Device dev = Device.open(device.config(spec, local))) {
             try {

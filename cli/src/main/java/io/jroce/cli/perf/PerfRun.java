@@ -5,7 +5,6 @@ import io.jroce.cli.Json;
 import io.jroce.cli.conn.OobSocket;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.PerftestHandshake;
-import io.jroce.cli.conn.PerftestHandshake.BwReport;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Access;
@@ -25,18 +24,15 @@ import io.jroce.endpoint.WrOpcode;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.lang.invoke.VarHandle;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One perftest-compatible run, server or client (see {@link PerfCommand}): the TCP exchange of
@@ -44,7 +40,8 @@ import java.util.concurrent.TimeUnit;
  * {@code BUFF_SIZE(size, cycle_buffer)}, the peer working on the second half); the traffic is a
  * {@link BandwidthRun} or a {@link LatencyRun}.
  */
-abstract sealed class PerfRun permits BandwidthRun, LatencyRun {    /** What the command decided. */
+abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
+    /** What the command decided. */
     record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
                     Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType) {
         /** -D: run for {@code duration} instead of {@code iters}. */
@@ -249,7 +246,10 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {    /** What the
         return l;
     }
 
+    // ---------------------------------------------------------------------------------------------
+    // shared by both kinds of test
 
+    /** The end of a run: the JSON object with --json; exit code 0. */
     int done() {
         if (s.json()) {
             out.println(Json.toJson(json));
@@ -257,7 +257,6 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {    /** What the
         flush();
         return 0;
     }
-
 
     /** The work request an active side posts on QP {@code i}. */
     SendWorkRequest activeWr(int i) {
@@ -336,12 +335,17 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {    /** What the
     /** The progress line on stderr (runs longer than 2 s, once a second). */
     final class Progress {
         private final long start;
+        private long last;
 
         Progress(long start) {
             this.start = start;
+            this.last = start;
         }
 
-        void line(long now, long done, long total, long size) {
+        /** The line, if a second has passed since the last one and the run is 2 s old; {@code total} -1: a -D run. */
+        void tick(long now, long done, long total, long size) {
+            if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
+            last = now;
             double secs = (now - start) / 1e9;
             String of = total < 0 ? "" : " of " + total;
             err.printf("jroce perf: %.0f s, %d%s messages, %.0f msg/sec, %.2f MB/sec%n", secs, done, of, done / secs,

@@ -9,7 +9,6 @@ import io.jroce.cli.conn.RcPingpongHandshake;
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
-import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.MemoryRegion;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
@@ -87,15 +86,8 @@ public final class PingpongCommand implements Callable<Integer> {
             + "and every byte must come back as sent (ibv_rc_pingpong checks byte 0 of each page).")
     boolean check;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30", converter = Converters.Time.class,
-            description = "Longest wait for the peer: TCP accept/connect, each exchange read, each completion; seconds, or e.g. 500ms "
-                    + "(default: ${DEFAULT-VALUE}).")
-    Duration timeout;
-
-    @Option(names = "--qp-timeout", paramLabel = "EXP", defaultValue = "18", description = "Local ACK timeout of our QP, 4.096 us * 2^EXP, "
-            + "retried 7 times (default: ${DEFAULT-VALUE}, about 1 s; ibv_rc_pingpong and perftest use 14, 67 ms, which a JVM pausing "
-            + "under load can miss). Invisible to the peer.")
-    int qpTimeout;
+    @Mixin
+    PeerWaits waits = new PeerWaits();
 
     @Mixin
     DeviceOptions device = new DeviceOptions();
@@ -114,7 +106,7 @@ public final class PingpongCommand implements Callable<Integer> {
         }
         try (Device dev = Device.open(device.config(spec, local))) {
             try {
-                int rc = run(dev, peerHost, local, p, timeout);
+                int rc = run(dev, peerHost, local, p, waits.timeout);
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -136,10 +128,7 @@ public final class PingpongCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "invalid -g/--gid-idx " + gidIndex + ": our GID table has one entry, index 0 "
                     + "(the IPv4-mapped --bind address); the peer's -g (1 on rxe) is its own index");
         }
-        if (timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
-            throw new ParameterException(spec.commandLine(), "invalid --timeout " + Converters.seconds(timeout) + ": must be >0 and <= 86400 s");
-        }
-        if (qpTimeout < 1 || qpTimeout > 31) throw new ParameterException(spec.commandLine(), "invalid --qp-timeout " + qpTimeout + ": must be 1..31");
+        waits.check(spec);
         return new Params((int) size, (int) iters, device.mtu(Mtu.MTU_1024), rxDepth);
     }
 
@@ -152,7 +141,7 @@ public final class PingpongCommand implements Callable<Integer> {
         CompletionQueue cq = dev.createCq(p.rxDepth + 2);
         // ibv_rc_pingpong uses max_send_wr 1; one spare slot, defensively (see PerfRun.createResources)
         QueuePair qp = pd.createQp(new QpInitAttr(cq).maxSendWr(2).maxRecvWr(p.rxDepth));
-        RcConnect.Params params = RcConnect.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(qpTimeout);
+        RcConnect.Params params = RcConnect.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(waits.qpTimeout);
         RcConnect.toInit(qp, params);
         int routs = postRecv(qp, mr, p.rxDepth);
 
