@@ -21,7 +21,7 @@ RUN mvn -B -ntp package
 FROM eclipse-temurin:17-jre
 COPY --from=build /src/cli/target/jroce.jar /opt/jroce/jroce.jar
 # example sessions for 'jroce node --script /opt/jroce/examples/server.jroce' (and client.jroce)
-COPY --from=build /src/cli/examples /opt/jroce/examples
+COPY --from=build /src/cli/src/main/resources/io/jroce/cli/examples /opt/jroce/examples
 WORKDIR /data
 # RoCEv2: InfiniBand transport over UDP, destination port 4791
 EXPOSE 4791/udp

@@ -2,17 +2,41 @@ package io.jroce.cli;
 
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
+import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.fault.FaultInjector;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 import java.io.PrintWriter;
+import java.net.DatagramSocket;
+import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
-/** The device options shared by the traffic commands ({@code perf}, {@code pingpong}): capture, chaos, probe, counters. */
-final class DeviceOptions {
+/**
+ * The options of the commands that open one RoCE device ({@code perf}, {@code pingpong}, {@code node}): its
+ * address, path MTU, capture, fault injection, tail-loss probe and counters. Each command decides what an
+ * absent --bind or --mtu means ({@link #bind}, {@link #mtu}).
+ */
+public final class DeviceOptions {
+    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 address of our RoCE device: it binds UDP 4791 there and "
+            + "it becomes our GID; a TCP server listens on it too. Required for a server or a node; a perf or pingpong client "
+            + "defaults to the address the kernel routes towards HOST.")
+    String bind;
+
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", converter = Converters.PathMtu.class, description = "Path MTU: 256, 512, "
+            + "1024, 2048 or 4096 (default: 1024 for pingpong and node; perf: the interface's, and the smaller of both sides' is used).")
+    Mtu mtu;
+
     @Option(names = "--chaos", paramLabel = "SPEC", description = "Inject faults into our device's datagrams, both directions, "
             + "e.g. drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42 (see README, Fault injection).")
     String chaosSpec;
@@ -20,12 +44,13 @@ final class DeviceOptions {
     @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
     Path pcap;
 
-    @Option(names = "--tail-probe", paramLabel = "MICROS", defaultValue = "0", description = "Tail-loss probe interval of our requester "
-            + "(DeviceConfig.tailProbeMicros; default: ${DEFAULT-VALUE} = off). Off by default here because the peer is usually rdma_rxe or "
-            + "a NIC on an unknown round trip: against rxe under QEMU (10-50 ms round trips) a 1 ms probe resent the head packet of "
-            + "nearly every message, which rxe counts as duplicate_request. rxe and NICs recover from loss by sequence NAK or the "
-            + "local ACK timeout (--qp-timeout); pass e.g. 1000 on a fast lossy path.")
-    long tailProbeMicros;
+    @Option(names = "--tail-probe", paramLabel = "MICROS", description = "Tail-loss probe interval of our requester "
+            + "(DeviceConfig.tailProbeMicros; default: 0 = off for perf and pingpong, the endpoint's default for node). Off by default "
+            + "for perf and pingpong because the peer is usually rdma_rxe or a NIC on an unknown round trip: against rxe under QEMU "
+            + "(10-50 ms round trips) a 1 ms probe resent the head packet of nearly every message, which rxe counts as "
+            + "duplicate_request. rxe and NICs recover from loss by sequence NAK or the local ACK timeout (--qp-timeout); pass e.g. "
+            + "1000 on a fast lossy path.")
+    Long tailProbeMicros;
 
     @Option(names = "--counters", description = "Print the device's counters (packets, retransmits, drop_<reason> incl. drop_icrc) "
             + "on stderr when the run ends, also after a failure: one line 'counters device ADDR: name=value ...'.")
@@ -33,24 +58,70 @@ final class DeviceOptions {
 
     private FaultInjector chaos;
 
-    /** The device configuration for {@code local}; a bad --chaos spec is a one-line usage error. */
-    DeviceConfig config(CommandSpec spec, InetAddress local) {
-        DeviceConfig config = new DeviceConfig(local).tailProbeMicros(tailProbeMicros);
-        if (pcap != null) config.pcap(pcap);
+    /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
+    public InetAddress bind(CommandSpec spec) {
+        return bind == null ? null : address(spec, bind, "--bind");
+    }
+
+    /** --mtu, or the command's default. */
+    public Mtu mtu(Mtu absent) {
+        return mtu != null ? mtu : absent;
+    }
+
+    /** Whether --chaos was given. */
+    public boolean chaosGiven() {
+        return chaosSpec != null;
+    }
+
+    /**
+     * The device configuration of {@code perf} and {@code pingpong} for {@code local}: the tail-loss probe off
+     * unless --tail-probe, a fault injector only with --chaos (its replay line on stderr).
+     */
+    public DeviceConfig config(CommandSpec spec, InetAddress local) {
+        DeviceConfig config = base(spec, local).tailProbeMicros(tailProbeMicros != null ? tailProbeMicros : 0);
         if (chaosSpec != null) {
-            try {
-                chaos = FaultInjector.parse(chaosSpec);
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
-            }
-            config.filter(chaos);
+            config.filter(chaos(spec));
             spec.commandLine().getErr().println("chaos " + chaos.spec() + ": replay with --chaos '" + chaos.spec() + "'");
         }
         return config;
     }
 
+    /**
+     * The device configuration of a {@code node} session for {@code local}: the endpoint's tail-loss probe unless
+     * --tail-probe, and always a fault injector ({@link #chaos}; a session's {@code chaos} verb changes it later).
+     */
+    public DeviceConfig sessionConfig(CommandSpec spec, InetAddress local) {
+        DeviceConfig config = base(spec, local).filter(chaos(spec));
+        if (tailProbeMicros != null) config.tailProbeMicros(tailProbeMicros);
+        return config;
+    }
+
+    /** The injector of --chaos (one that does nothing without it); a bad spec is a one-line usage error. */
+    public FaultInjector chaos(CommandSpec spec) {
+        if (chaos == null) {
+            try {
+                chaos = FaultInjector.parse(chaosSpec == null ? "" : chaosSpec);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--chaos: " + e.getMessage());
+            }
+        }
+        return chaos;
+    }
+
+    private DeviceConfig base(CommandSpec spec, InetAddress local) {
+        DeviceConfig config = new DeviceConfig(local);
+        if (pcap != null) {
+            Path dir = pcap.toAbsolutePath().getParent();
+            if (dir != null && !Files.isDirectory(dir)) {
+                throw new ParameterException(spec.commandLine(), "--pcap: directory " + dir + " does not exist");
+            }
+            config.pcap(pcap);
+        }
+        return config;
+    }
+
     /** {@code --counters}: one line with every device counter, zeros included, so scripts can grep drop_icrc=0. */
-    void printCounters(PrintWriter err, Device dev) {
+    public void printCounters(PrintWriter err, Device dev) {
         if (!counters) return;
         StringBuilder sb = new StringBuilder("counters device ").append(dev.address().getHostAddress()).append(':');
         dev.counters().asMap().forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
@@ -58,8 +129,55 @@ final class DeviceOptions {
         err.flush();
     }
 
-    /** After the run: what the fault injector did and what the device counted. */
-    void report(PrintWriter err, Device dev) {
-        if (chaos != null) err.println("chaos: " + chaos.counters() + "\ndevice: " + dev.counters());
+    /** After the run: what the fault injector did and what the device counted (with --chaos). */
+    public void report(PrintWriter err, Device dev) {
+        if (chaosSpec != null && chaos != null) err.println("chaos: " + chaos.counters() + "\ndevice: " + dev.counters());
+    }
+
+    /**
+     * An IPv4 address of a device or a peer ({@code option} names it in errors): a name is resolved; the
+     * wildcard and multicast addresses are refused, since the address becomes a GID (its IPv4-mapped form).
+     */
+    public static InetAddress address(CommandSpec spec, String text, String option) {
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(text);
+        } catch (UnknownHostException e) {
+            throw new ParameterException(spec.commandLine(), option + ": cannot resolve '" + text
+                    + "': give an IPv4 address such as 127.0.0.1");
+        }
+        if (!(a instanceof Inet4Address)) {
+            throw new ParameterException(spec.commandLine(), option + ": " + text + " is not an IPv4 address (RoCEv2 here runs over IPv4 only)");
+        }
+        if (a.isAnyLocalAddress()) {
+            throw new ParameterException(spec.commandLine(), option + ": bind one address of this machine (it becomes the node's GID), not " + text);
+        }
+        if (a.isMulticastAddress()) throw new ParameterException(spec.commandLine(), option + ": " + text + " is a multicast address");
+        return a;
+    }
+
+    /** Tries --bind with an ephemeral UDP port: a clear message when the address is not on this machine. */
+    public static void checkLocal(CommandSpec spec, InetAddress a) {
+        try (DatagramSocket probe = new DatagramSocket(null)) {
+            probe.bind(new InetSocketAddress(a, 0));
+        } catch (SocketException e) {
+            throw new ParameterException(spec.commandLine(), "--bind: " + a.getHostAddress() + " is not an address of this machine ("
+                    + e.getMessage() + "); local IPv4 addresses: " + localAddresses() + " (any 127.x.y.z works on Linux loopback)");
+        }
+    }
+
+    /** This machine's IPv4 addresses with their interfaces, for the message of {@link #checkLocal}. */
+    private static String localAddresses() {
+        List<String> out = new ArrayList<>();
+        try {
+            for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                for (InetAddress ia : Collections.list(nif.getInetAddresses())) {
+                    if (ia instanceof Inet4Address) out.add(ia.getHostAddress() + " (" + nif.getName() + ")");
+                }
+            }
+        } catch (SocketException | RuntimeException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+        return out.isEmpty() ? "none" : String.join(", ", out);
     }
 }

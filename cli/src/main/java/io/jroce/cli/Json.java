@@ -7,38 +7,38 @@ import java.util.Map;
  * Minimal JSON output (no dependency): objects are {@link Map}s in iteration order, plus strings, booleans,
  * integral numbers, {@link BigDecimal}s, {@link Unsigned} values and null.
  */
-final class Json {
+public final class Json {
     private Json() {
     }
 
     /** A value printed as an unsigned decimal JSON number (and as hex by the text output). */
-    record Unsigned(long value, int hexDigits) {
-        static Unsigned u64(long v) {
+    public record Unsigned(long value, int hexDigits) {
+        public static Unsigned u64(long v) {
             return new Unsigned(v, 16);
         }
 
-        static Unsigned u32(int v) {
+        public static Unsigned u32(int v) {
             return new Unsigned(v & 0xFFFFFFFFL, 8);
         }
 
-        static Unsigned u24(int v) {
+        public static Unsigned u24(int v) {
             return new Unsigned(v & 0xFFFFFFL, 6);
         }
 
-        static Unsigned u16(int v) {
+        public static Unsigned u16(int v) {
             return new Unsigned(v & 0xFFFFL, 4);
         }
 
-        String decimal() {
+        public String decimal() {
             return Long.toUnsignedString(value);
         }
 
-        String hex() {
+        public String hex() {
             return String.format("0x%0" + hexDigits + "x", value);
         }
     }
 
-    static String toJson(Object value) {
+    public static String toJson(Object value) {
         StringBuilder sb = new StringBuilder(256);
         write(sb, value);
         return sb.toString();

@@ -1,5 +1,9 @@
 package io.jroce.cli;
 
+import io.jroce.cli.demo.DemoCommand;
+import io.jroce.cli.inspect.InspectCommand;
+import io.jroce.cli.perf.PerfCommand;
+import io.jroce.cli.perf.PingpongCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -22,7 +26,7 @@ import java.util.concurrent.Callable;
  * The {@code jroce} command. Exit codes: 0 success, 1 failure (the command ran but found problems or failed),
  * 2 usage error (bad arguments, unreadable input), each with one line on stderr.
  *
- * <p>To add a subcommand, write a picocli {@code @Command} class in this package and list it in
+ * <p>To add a subcommand, write a picocli {@code @Command} class in a package of its own and list it in
  * {@code subcommands} below.
  */
 @Command(name = "jroce",
@@ -103,7 +107,7 @@ public final class Main implements Callable<Integer> {
         return cmd.getCommandSpec().exitCodeOnExecutionException();
     }
 
-    static String describe(Throwable ex) {
+    public static String describe(Throwable ex) {
         Throwable t = ex instanceof UncheckedIOException && ex.getCause() != null ? ex.getCause() : ex;
         String msg = t.getMessage();
         if (msg == null || msg.isBlank()) {

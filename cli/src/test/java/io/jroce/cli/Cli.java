@@ -5,13 +5,13 @@ import java.io.StringWriter;
 import java.util.List;
 
 /** Runs the jroce command in-process and captures its output. */
-final class Cli {
-    record Result(int exit, String out, String err) {
-        List<String> outLines() {
+public final class Cli {
+    public record Result(int exit, String out, String err) {
+        public List<String> outLines() {
             return out.lines().toList();
         }
 
-        List<String> errLines() {
+        public List<String> errLines() {
             return err.lines().toList();
         }
     }
@@ -19,7 +19,7 @@ final class Cli {
     private Cli() {
     }
 
-    static Result run(String... args) {
+    public static Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = Main.commandLine(new PrintWriter(out), new PrintWriter(err)).execute(args);

@@ -35,7 +35,7 @@ import java.util.function.Consumer;
  * {@code SampleCaptureTest} checks that the committed file equals {@link #build()}. To regenerate it after a
  * deliberate change: {@code mvn -o -pl cli test -Dtest=SampleCaptureTest -Djroce.regenerateSample=true}.
  */
-final class SampleCapture {
+public final class SampleCapture {
     static final int A = 0x7F000001;       // 127.0.0.1, requester
     static final int B = 0x7F000002;       // 127.0.0.2, responder
     static final int QPN_A = 0x000011;
@@ -154,7 +154,7 @@ final class SampleCapture {
     }
 
     /** The committed file: cli/examples/sample.pcap (works from the cli module or the repository root). */
-    static Path committedFile() {
+    public static Path committedFile() {
         Path p = Paths.get("examples/sample.pcap");
         return Files.isDirectory(Paths.get("examples")) ? p : Paths.get("cli/examples/sample.pcap");
     }

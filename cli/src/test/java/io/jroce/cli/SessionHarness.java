@@ -21,16 +21,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * node tests use only 127.0.2.1 and 127.0.2.2 and TCP ports from 38515 up (other test suites use 127.0.0.x and
  * 127.0.1.x at the same time).
  */
-final class SessionHarness {
-    static final String A = "127.0.2.1";
-    static final String B = "127.0.2.2";
+public final class SessionHarness {
+    public static final String A = "127.0.2.1";
+    public static final String B = "127.0.2.2";
     private static final AtomicInteger PORTS = new AtomicInteger(38515);
 
     private SessionHarness() {
     }
 
     /** A TCP port no other test of this run has used. */
-    static int port() {
+    public static int port() {
         return PORTS.getAndIncrement();
     }
 
@@ -85,7 +85,7 @@ final class SessionHarness {
     }
 
     /** Everything a node printed, for assertion messages. */
-    static String show(Cli.Result r) {
+    public static String show(Cli.Result r) {
         return "exit " + r.exit() + "\n--- out\n" + r.out() + "--- err\n" + r.err();
     }
 }

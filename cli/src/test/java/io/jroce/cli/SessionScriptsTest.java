@@ -22,12 +22,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * docs/session-language.md, so they cannot rot), the shipped examples in cli/examples, and sessions that fail
  * on purpose. Two nodes run in this JVM on two threads, on 127.0.2.1 and 127.0.2.2.
  */
-class SessionScriptsTest {
+public class SessionScriptsTest {
     @TempDir
     Path dir;
 
     /** The checkout: surefire runs in the cli module. */
-    static Path repo() {
+    public static Path repo() {
         Path here = Path.of(System.getProperty("user.dir")).toAbsolutePath();
         return Files.exists(here.resolve("README.md")) && Files.isDirectory(here.resolve("cli")) ? here : here.getParent();
     }
@@ -78,7 +78,7 @@ class SessionScriptsTest {
 
     @Test
     void theShippedExamplesExchangeEveryOperation() throws Exception {
-        Path examples = repo().resolve("cli/examples");
+        Path examples = repo().resolve("cli/src/main/resources/io/jroce/cli/examples");
         Cli.Result[] r = pair(examples.resolve("server.jroce"), examples.resolve("client.jroce"), List.of("--mtu", "4096", "--results"),
                 List.of("--mtu", "4096", "--results"));
         assertEquals(0, r[0].exit(), show(r[0]));

@@ -71,7 +71,7 @@ class NetnsLossIT {
         try {
             sh("ip netns exec " + NS_B + " nft add chain inet jroce c '{ type filter hook " + hook + " priority 0; }'");
             sh("ip netns exec " + NS_B + " nft add rule inet jroce c udp dport 4791 numgen random mod 100 '<' " + percent + " counter drop");
-            Path examples = Path.of(System.getProperty("user.dir")).getParent().resolve("cli/examples");
+            Path examples = Path.of(System.getProperty("user.dir")).getParent().resolve("cli/src/main/resources/io/jroce/cli/examples");
             // the example sessions unchanged, except that each expectation may wait long enough for recovery
             // at 20 % loss (the default is 10 s); --linger keeps each node answering after its session ends,
             // so the peer's retransmission of a last message whose ACK was lost is still acknowledged

@@ -42,6 +42,8 @@ import java.util.List;
 public final class JroceHandshake {
     /** "JRCE". */
     public static final int MAGIC = 0x4a524345;
+    /** The TCP port of the exchange unless told otherwise (jroce node --port, jroce demo --port). */
+    public static final int DEFAULT_PORT = 18515;
     /** The format version this class speaks. */
     public static final int VERSION = 1;
     /** Largest body accepted. */

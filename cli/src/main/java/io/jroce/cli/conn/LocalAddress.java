@@ -11,7 +11,10 @@ import java.net.SocketException;
 
 /** Choosing the local RoCE address and path MTU when the user did not name them. */
 public final class LocalAddress {
-    /** Bytes of RoCEv2 headers rxe subtracts from the netdev MTU (its {@code RXE_MAX_HDR_LENGTH}, see roce-wire.md "Path MTU"). */
+    /**
+     * Bytes of RoCEv2 headers rxe subtracts from the netdev MTU: rdma_rxe {@code rxe_set_mtu} (rxe.c) takes
+     * {@code eth_mtu_int_to_enum} (rxe_param.h) of the netdev MTU, which subtracts {@code RXE_MAX_HDR_LENGTH}.
+     */
     public static final int HEADER_ALLOWANCE = 80;
 
     private LocalAddress() {

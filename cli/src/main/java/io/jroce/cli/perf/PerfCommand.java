@@ -1,23 +1,22 @@
-package io.jroce.cli;
+package io.jroce.cli.perf;
 
+import io.jroce.cli.Converters;
+import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Device;
-import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -39,7 +38,7 @@ import java.util.concurrent.Callable;
                     + "peers on rxe need '-x <index of their IPv4 GID>' (e.g. -x 1).",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
-final class PerfCommand implements Callable<Integer> {
+public final class PerfCommand implements Callable<Integer> {
     enum Verb { SEND, WRITE, READ, ATOMIC }
 
     @Spec
@@ -54,17 +53,16 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = "--lat", description = "Latency test (ib_*_lat) instead of bandwidth (ib_*_bw).")
     boolean lat;
 
-    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", description = "Message size (default: 65536 for bandwidth, 2 for latency, 8 for atomics).")
+    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", converter = Converters.Size.class,
+            description = "Message size, e.g. 65536 or 64k (default: 65536 for bandwidth, 2 for latency, 8 for atomics).")
     Long size;
 
     @Option(names = {"-n", "--iters"}, paramLabel = "N", description = "Iterations (default: 5000 for write bandwidth, else 1000).")
     Long iters;
 
-    @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "Run for this long instead of a number of iterations.")
-    Double duration;
-
-    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", description = "Path MTU 256..4096 (default: the interface's; the smaller of both sides' is used).")
-    Integer mtu;
+    @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", converter = Converters.Time.class,
+            description = "Run for this long (seconds, or e.g. 500ms) instead of a number of iterations.")
+    Duration duration;
 
     @Option(names = {"-q", "--qp"}, paramLabel = "N", defaultValue = "1", description = "Number of QPs (default: ${DEFAULT-VALUE}).")
     int qpCount;
@@ -78,21 +76,11 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-x", "--gid-index"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the IPv4-mapped --bind address).")
     Integer gidIndex;
 
-    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 address of our RoCE device (UDP 4791). Required for a server; "
-            + "a client defaults to the address the kernel routes towards HOST. The server's TCP socket listens on it too.")
-    String bind;
-
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
     boolean json;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30", description = "Longest wait for the peer: TCP accept/connect, "
-            + "each exchange, each completion; a passive server waits as long as traffic flows (default: ${DEFAULT-VALUE}).")
-    double timeoutSeconds;
-
-    @Option(names = "--qp-timeout", paramLabel = "EXP", defaultValue = "18", description = "Local ACK timeout of our QP, 4.096 us * 2^EXP, "
-            + "retried 7 times (default: ${DEFAULT-VALUE}, about 1 s; ibv_rc_pingpong and perftest use 14, 67 ms, which a JVM pausing "
-            + "under load can miss). Invisible to the peer.")
-    int qpTimeout;
+    @Mixin
+    PeerWaits waits = new PeerWaits();
 
     @Mixin
     DeviceOptions device = new DeviceOptions();
@@ -125,10 +113,8 @@ final class PerfCommand implements Callable<Integer> {
         long it = iters != null ? iters : (test == Test.WRITE_BW ? 5000 : 1000);
         if (iters != null && (it < 1 || it > 100_000_000L)) usage("invalid -n/--iters " + it + ": must be 1..100000000");
         if (lat && duration == null && it < 5) usage("invalid -n/--iters " + it + ": a latency test needs at least 5 iterations");
-        double dur = 0;
-        if (duration != null) {
-            if (!(duration > 0) || duration > 86400) usage("invalid -D/--duration " + duration + ": must be >0 and <= 86400 seconds");
-            dur = duration;
+        if (duration != null && (duration.isZero() || duration.compareTo(Duration.ofDays(1)) > 0)) {
+            usage("invalid -D/--duration " + Converters.seconds(duration) + ": must be >0 and <= 86400 seconds");
         }
         if (qpCount < 1 || qpCount > 256) usage("invalid -q/--qp " + qpCount + ": must be 1..256");
         if (lat && qpCount != 1) usage("latency tests use one QP (-q 1)");
@@ -137,31 +123,22 @@ final class PerfCommand implements Callable<Integer> {
             usage("invalid -x/--gid-index " + gidIndex + ": our GID table has one entry, index 0 (the IPv4-mapped --bind address); "
                     + "the peer's -x (1 on rxe) is its own index");
         }
-        if (!(timeoutSeconds > 0) || timeoutSeconds > 86400) usage("invalid --timeout " + timeoutSeconds + ": must be >0 and <= 86400");
-        if (qpTimeout < 1 || qpTimeout > 31) usage("invalid --qp-timeout " + qpTimeout + ": must be 1..31");
-        Mtu m = null;
-        if (mtu != null) {
-            try {
-                m = Mtu.ofBytes(mtu);
-            } catch (IllegalArgumentException e) {
-                usage("invalid -m/--mtu " + mtu + ": must be 256, 512, 1024, 2048 or 4096");
-            }
-        }
+        waits.check(spec);
         long total = 2 * Math.max(sz, PerftestHandshake.DEFAULT_CYCLE_BUFFER) * qpCount;
         if (total > (1L << 31)) usage("-s/--size times -q/--qp needs " + total + " bytes of buffers; at most 2 GiB");
-        InetAddress peerHost = host == null ? null : resolve(host, "HOST");
-        InetAddress local = bind != null ? resolve(bind, "--bind") : null;
+        InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
+        InetAddress local = device.bind(spec);
         if (local == null) {
             if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
+        Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
-        PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, dur, m, qpCount,
-                Duration.ofMillis((long) (timeoutSeconds * 1000)), json, qpTimeout,
+        PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,
                 atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
         try (Device dev = Device.open(device.config(spec, local))) {
             try {
-                int rc = new PerfRun(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+                int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -175,13 +152,4 @@ final class PerfCommand implements Callable<Integer> {
         throw new ParameterException(spec.commandLine(), message);
     }
 
-    private InetAddress resolve(String name, String what) {
-        try {
-            InetAddress a = InetAddress.getByName(name);
-            if (!(a instanceof Inet4Address)) usage(what + " " + name + " is not an IPv4 address");
-            return a;
-        } catch (UnknownHostException e) {
-            throw new ParameterException(spec.commandLine(), "cannot resolve " + what + " " + name);
-        }
-    }
 }

@@ -1,4 +1,6 @@
-package io.jroce.cli;
+package io.jroce.cli.perf;
+
+import io.jroce.cli.Cli;
 
 import org.junit.jupiter.api.Test;
 
@@ -33,7 +35,7 @@ class PingpongCommandTest {
     void badOptionsAreOneLineUsageErrors() {
         usageError("-s/--size 0", "pingpong", "--bind", "127.0.1.1", "-s", "0");
         usageError("'abc'", "pingpong", "--bind", "127.0.1.1", "-s", "abc");
-        usageError("-m/--mtu 1000", "pingpong", "--bind", "127.0.1.1", "-m", "1000");
+        usageError("option '--mtu': '1000' is not a path MTU", "pingpong", "--bind", "127.0.1.1", "-m", "1000");
         usageError("-p/--port 70000", "pingpong", "--bind", "127.0.1.1", "-p", "70000");
         usageError("-n/--iters 0", "pingpong", "--bind", "127.0.1.1", "-n", "0");
         usageError("-r/--rx-depth 1", "pingpong", "--bind", "127.0.1.1", "-r", "1");
@@ -41,7 +43,7 @@ class PingpongCommandTest {
         usageError("--timeout", "pingpong", "--bind", "127.0.1.1", "--timeout", "0");
         usageError("--qp-timeout", "pingpong", "--bind", "127.0.1.1", "--qp-timeout", "40");
         usageError("needs --bind", "pingpong");
-        usageError("cannot resolve --bind", "pingpong", "--bind", "no-such-host.invalid");
+        usageError("--bind: cannot resolve 'no-such-host.invalid'", "pingpong", "--bind", "no-such-host.invalid");
         usageError("Unknown option", "pingpong", "--frob");
         usageError("Unmatched argument", "pingpong", "127.0.1.1", "extra");
     }

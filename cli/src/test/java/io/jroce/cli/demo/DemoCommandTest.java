@@ -1,4 +1,8 @@
-package io.jroce.cli;
+package io.jroce.cli.demo;
+
+import io.jroce.cli.Cli;
+import io.jroce.cli.Main;
+import io.jroce.cli.SessionScriptsTest;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -113,11 +117,14 @@ class DemoCommandTest {
 
     @Test
     void theDemoRunsTheShippedExampleSessions() throws Exception {
-        Path examples = SessionScriptsTest.repo().resolve("cli/examples");
-        assertEquals(Files.readString(examples.resolve("server.jroce")), DemoSessions.SERVER,
-                "DemoSessions.SERVER must be a copy of cli/examples/server.jroce");
-        assertEquals(Files.readString(examples.resolve("client.jroce")), DemoSessions.CLIENT,
-                "DemoSessions.CLIENT must be a copy of cli/examples/client.jroce");
+        Path repo = SessionScriptsTest.repo();
+        Path examples = repo.resolve("cli/src/main/resources/io/jroce/cli/examples");
+        for (String name : List.of("server.jroce", "client.jroce")) {
+            assertEquals(Files.readString(examples.resolve(name)), DemoCommand.example(name), name + " as the demo reads it from the jar");
+        }
+        // the image's /opt/jroce/examples is that one folder too
+        assertTrue(Files.readString(repo.resolve("Dockerfile"))
+                .contains("COPY --from=build /src/cli/src/main/resources/io/jroce/cli/examples /opt/jroce/examples"));
     }
 
     @Test
@@ -196,12 +203,25 @@ class DemoCommandTest {
     }
 
     @Test
-    void inProcessRunsTheSingleJvmSweep() {
-        Cli.Result r = Cli.run("demo", "--in-process", "--node-a", A, "--node-b", B, "--no-bench", "--iters", "1", "--seed", "7");
+    void inProcessIsASelfTestOfEveryOperationAndSize() {
+        Cli.Result r = Cli.run("demo", "--in-process", "--node-a", A, "--node-b", B, "--iters", "1", "--seed", "7");
         assertEquals(0, r.exit(), show(r));
         assertTrue(r.out().startsWith("jroce demo --in-process: node A 127.0.2.1, node B 127.0.2.2, path MTU 4096, seed 7"), r.out());
+        for (String op : List.of("SEND", "SEND_WITH_IMM", "RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "RDMA_READ")) {
+            for (int size : new int[] {0, 1, 4095, 4096, 4097, 65536, 1 << 20}) {
+                assertTrue(r.out().matches("(?s).*\\n" + op + " +" + size + " +1 +\\d+  ok\\n.*"), op + " " + size + " in\n" + r.out());
+            }
+        }
         assertTrue(r.out().contains("ATOMIC_FETCH_AND_ADD"), r.out());
-        assertTrue(r.out().contains("demo: all transfers verified"), r.out());
+        assertTrue(r.out().contains("ATOMIC_CMP_AND_SWP"), r.out());
+        assertTrue(r.out().contains("counters: A packets out "), r.out());
+        assertTrue(r.out().contains("demo: self-test passed, all transfers verified"), r.out());
+        assertFalse(r.out().contains("performance") || r.out().contains("Gbit/s") || r.out().contains("MB/s"), r.out());
+        // the measurement is gone: performance is jroce perf's, between two processes
+        Cli.Result bench = Cli.run("demo", "--in-process", "--node-a", A, "--node-b", B, "--bench-seconds", "1");
+        assertEquals(2, bench.exit(), show(bench));
+        assertTrue(bench.err().contains("Unknown options: '--bench-seconds'"), bench.err());
+        assertTrue(Cli.run("demo", "--help").out().contains("jroce perf"));
     }
 
     @Test

@@ -1,4 +1,6 @@
-package io.jroce.cli;
+package io.jroce.cli.perf;
+
+import io.jroce.cli.Cli;
 
 import io.jroce.testkit.Json;
 import org.junit.jupiter.api.Test;
@@ -14,7 +16,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
-import static io.jroce.cli.PingpongCommandTest.usageError;
+import static io.jroce.cli.perf.PingpongCommandTest.usageError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -38,7 +40,7 @@ class PerfCommandTest {
         usageError("-D/--duration", "perf", "send", "--bind", "127.0.1.1", "-D", "0");
         usageError("-n/--iters 0", "perf", "send", "--bind", "127.0.1.1", "-n", "0");
         usageError("at least 5 iterations", "perf", "send", "--lat", "--bind", "127.0.1.1", "-n", "3");
-        usageError("-m/--mtu 1500", "perf", "read", "--bind", "127.0.1.1", "-m", "1500");
+        usageError("option '--mtu': '1500' is not a path MTU", "perf", "read", "--bind", "127.0.1.1", "-m", "1500");
         usageError("-q/--qp 0", "perf", "read", "--bind", "127.0.1.1", "-q", "0");
         usageError("one QP", "perf", "read", "--lat", "--bind", "127.0.1.1", "-q", "2");
         usageError("-p/--port 0", "perf", "read", "--bind", "127.0.1.1", "-p", "0");

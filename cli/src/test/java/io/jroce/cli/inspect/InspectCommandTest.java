@@ -1,5 +1,7 @@
-package io.jroce.cli;
+package io.jroce.cli.inspect;
 
+import io.jroce.cli.Cli;
+import io.jroce.cli.SampleCapture;
 import io.jroce.testkit.Json;
 import io.jroce.testkit.TestData;
 import io.jroce.wire.Icrc;

@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.cli.perf;
 
 import io.jroce.cli.conn.PerftestHandshake;
 

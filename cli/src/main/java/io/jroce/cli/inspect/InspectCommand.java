@@ -1,6 +1,8 @@
-package io.jroce.cli;
+package io.jroce.cli.inspect;
 
+import io.jroce.cli.Json;
 import io.jroce.cli.Json.Unsigned;
+import io.jroce.cli.Main;
 import io.jroce.wire.Aeth;
 import io.jroce.wire.BthView;
 import io.jroce.wire.Icrc;
@@ -44,7 +46,7 @@ import java.util.concurrent.Callable;
             "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
                     + "or an unreadable file."
         })
-final class InspectCommand implements Callable<Integer> {
+public final class InspectCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;

@@ -1,11 +1,14 @@
-package io.jroce.cli;
+package io.jroce.cli.perf;
 
+import io.jroce.cli.Converters;
+import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.Main;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.RcPingpongHandshake;
+import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
-import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.MemoryRegion;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
@@ -15,21 +18,19 @@ import io.jroce.endpoint.RcConnect;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
 import io.jroce.endpoint.Sge;
-import io.jroce.endpoint.Access;
 import io.jroce.endpoint.WorkCompletion;
 import io.jroce.endpoint.WrOpcode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -51,7 +52,7 @@ import java.util.concurrent.TimeUnit;
             "Peers on rxe need '-g <index of their IPv4 GID>', e.g. 'ibv_rc_pingpong -d rxe0 -g 1'.",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
-final class PingpongCommand implements Callable<Integer> {
+public final class PingpongCommand implements Callable<Integer> {
     static final int PAGE_SIZE = 4096;
     private static final long RECV_WRID = 1;
     private static final long SEND_WRID = 2;
@@ -65,14 +66,12 @@ final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the address exchange (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", defaultValue = "4096", description = "Message size (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", defaultValue = "4096", converter = Converters.Size.class,
+            description = "Message size, e.g. 4096 or 4k (default: ${DEFAULT-VALUE}).")
     long size;
 
     @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "1000", description = "Number of exchanges (default: ${DEFAULT-VALUE}).")
     long iters;
-
-    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "1024", description = "Path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE}).")
-    int mtu;
 
     @Option(names = {"-r", "--rx-depth"}, paramLabel = "N", defaultValue = "500", description = "Receives posted in advance (default: ${DEFAULT-VALUE}).")
     int rxDepth;
@@ -87,18 +86,8 @@ final class PingpongCommand implements Callable<Integer> {
             + "and every byte must come back as sent (ibv_rc_pingpong checks byte 0 of each page).")
     boolean check;
 
-    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 address of our RoCE device (UDP 4791). Required for a server; "
-            + "a client defaults to the address the kernel routes towards HOST. The server's TCP socket listens on it too.")
-    String bind;
-
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30", description = "Longest wait for the peer: TCP accept/connect, "
-            + "each exchange read, each completion (default: ${DEFAULT-VALUE}).")
-    double timeoutSeconds;
-
-    @Option(names = "--qp-timeout", paramLabel = "EXP", defaultValue = "18", description = "Local ACK timeout of our QP, 4.096 us * 2^EXP, "
-            + "retried 7 times (default: ${DEFAULT-VALUE}, about 1 s; ibv_rc_pingpong and perftest use 14, 67 ms, which a JVM pausing "
-            + "under load can miss). Invisible to the peer.")
-    int qpTimeout;
+    @Mixin
+    PeerWaits waits = new PeerWaits();
 
     @Mixin
     DeviceOptions device = new DeviceOptions();
@@ -109,16 +98,15 @@ final class PingpongCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         Params p = validate();
-        Duration timeout = Duration.ofMillis((long) (timeoutSeconds * 1000));
-        InetAddress peerHost = host == null ? null : resolve(host, "HOST");
-        InetAddress local = bind != null ? resolve(bind, "--bind") : null;
+        InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
+        InetAddress local = device.bind(spec);
         if (local == null) {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
         try (Device dev = Device.open(device.config(spec, local))) {
             try {
-                int rc = run(dev, peerHost, local, p, timeout);
+                int rc = run(dev, peerHost, local, p, waits.timeout);
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -132,12 +120,6 @@ final class PingpongCommand implements Callable<Integer> {
     }
 
     private Params validate() {
-        Mtu m;
-        try {
-            m = Mtu.ofBytes(mtu);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "invalid -m/--mtu " + mtu + ": must be 256, 512, 1024, 2048 or 4096");
-        }
         if (port < 1 || port > 65535) throw new ParameterException(spec.commandLine(), "invalid -p/--port " + port + ": must be 1..65535");
         if (size < 1 || size > (1 << 30)) throw new ParameterException(spec.commandLine(), "invalid -s/--size " + size + ": must be 1..1073741824");
         if (iters < 1 || iters > Integer.MAX_VALUE) throw new ParameterException(spec.commandLine(), "invalid -n/--iters " + iters + ": must be 1..2147483647");
@@ -146,19 +128,8 @@ final class PingpongCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "invalid -g/--gid-idx " + gidIndex + ": our GID table has one entry, index 0 "
                     + "(the IPv4-mapped --bind address); the peer's -g (1 on rxe) is its own index");
         }
-        if (!(timeoutSeconds > 0) || timeoutSeconds > 86400) throw new ParameterException(spec.commandLine(), "invalid --timeout " + timeoutSeconds + ": must be >0 and <= 86400");
-        if (qpTimeout < 1 || qpTimeout > 31) throw new ParameterException(spec.commandLine(), "invalid --qp-timeout " + qpTimeout + ": must be 1..31");
-        return new Params((int) size, (int) iters, m, rxDepth);
-    }
-
-    private InetAddress resolve(String name, String what) {
-        try {
-            InetAddress a = InetAddress.getByName(name);
-            if (!(a instanceof java.net.Inet4Address)) throw new ParameterException(spec.commandLine(), what + " " + name + " is not an IPv4 address");
-            return a;
-        } catch (UnknownHostException e) {
-            throw new ParameterException(spec.commandLine(), "cannot resolve " + what + " " + name);
-        }
+        waits.check(spec);
+        return new Params((int) size, (int) iters, device.mtu(Mtu.MTU_1024), rxDepth);
     }
 
     private int run(Device dev, InetAddress peerHost, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
@@ -170,7 +141,7 @@ final class PingpongCommand implements Callable<Integer> {
         CompletionQueue cq = dev.createCq(p.rxDepth + 2);
         // ibv_rc_pingpong uses max_send_wr 1; one spare slot, defensively (see PerfRun.createResources)
         QueuePair qp = pd.createQp(new QpInitAttr(cq).maxSendWr(2).maxRecvWr(p.rxDepth));
-        RcConnect.Params params = RcConnect.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(qpTimeout);
+        RcConnect.Params params = RcConnect.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(waits.qpTimeout);
         RcConnect.toInit(qp, params);
         int routs = postRecv(qp, mr, p.rxDepth);
 
@@ -212,7 +183,7 @@ final class PingpongCommand implements Callable<Integer> {
         while (rcnt < p.iters || scnt < p.iters) {
             int n = cq.poll(wcs, 2, timeoutNanos, TimeUnit.NANOSECONDS);
             if (n == 0) {
-                throw new IOException("no completion within " + timeoutSeconds + " s after " + scnt + " sends and " + rcnt
+                throw new IOException("no completion within " + Converters.seconds(timeout) + " after " + scnt + " sends and " + rcnt
                         + " receives: the peer stopped or its packets do not reach us (check its output and --bind); QP "
                         + qp.describe());
             }

@@ -1,5 +1,9 @@
-package io.jroce.cli;
+package io.jroce.cli.demo;
 
+import io.jroce.cli.Converters;
+import io.jroce.cli.Main;
+import io.jroce.cli.conn.JroceHandshake;
+import io.jroce.endpoint.Mtu;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -16,6 +20,7 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -30,28 +35,29 @@ import java.util.stream.Stream;
  * {@code jroce demo}: two {@code jroce node} child processes (the same java, the same jar) on two loopback
  * addresses run the example sessions {@code server.jroce} and {@code client.jroce}: SEND, RDMA WRITE, RDMA READ
  * and atomics, every completion and every byte checked. The parent collects the machine-readable
- * {@code result} lines of both and prints one table. {@code --in-process} runs the older single-JVM sweep and
- * benchmark instead.
+ * {@code result} lines of both and prints one table. {@code --in-process} runs the single-JVM self-test
+ * ({@link InProcessDemo}) instead. The sessions are resources of the jar, {@code io/jroce/cli/examples}.
  */
 @Command(name = "demo",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
             "Start two 'jroce node' processes on two loopback addresses that run the example sessions "
-                    + "(cli/examples/server.jroce and client.jroce: SEND, RDMA WRITE, RDMA READ and atomics with "
+                    + "(server.jroce and client.jroce, in the jar and in /opt/jroce/examples of the image: SEND, RDMA WRITE, RDMA READ and atomics with "
                     + "expectations and SHA-256 checks), then print what each operation took.",
-            "With --in-process: both nodes in this JVM, every operation from 0 bytes to 1 MiB verified, then "
-                    + "single-QP RDMA WRITE goodput and 64-byte SEND round-trip latency (for benchmarks).",
+            "With --in-process: a self-test, both nodes in this JVM, every operation at every size from 0 bytes to 1 MiB "
+                    + "verified; it reports pass or fail and the counters. It measures no performance: that is 'jroce perf' "
+                    + "between two processes.",
             "Exit status: 0 if both sessions met every expectation (or every transfer verified), 1 otherwise, 2 on bad usage."
         })
-final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer> {
     /** How long a node may run on after its peer failed: it is probably waiting for that peer. */
     private static final long AFTER_PEER_FAILED_MS = 5_000;
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--in-process", description = "Run both nodes in this JVM: the full verification sweep and the performance measurement.")
+    @Option(names = "--in-process", description = "Self-test: run both nodes in this JVM and verify every operation and size.")
     boolean inProcess;
 
     @Option(names = "--node-a", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "Address of node A, the passive side (default: ${DEFAULT-VALUE}).")
@@ -60,19 +66,21 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--node-b", paramLabel = "ADDR", defaultValue = "127.0.0.2", description = "Address of node B, the active side (default: ${DEFAULT-VALUE}).")
     String addrB;
 
-    @Option(names = "--mtu", paramLabel = "BYTES", defaultValue = "4096", description = "Path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE}).")
-    int mtu;
+    @Option(names = "--mtu", paramLabel = "BYTES", defaultValue = "4096", converter = Converters.PathMtu.class,
+            description = "Path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE}).")
+    Mtu mtu;
 
     @Option(names = "--pcap", paramLabel = "PATH",
             description = "Keep captures: a directory that receives node-a.pcap and node-b.pcap (with --in-process: one pcap file).")
     Path pcap;
 
-    @Option(names = "--port", paramLabel = "N", defaultValue = "" + NodeCommand.DEFAULT_TCP_PORT,
+    @Option(names = "--port", paramLabel = "N", defaultValue = "" + JroceHandshake.DEFAULT_PORT,
             description = "TCP port of the nodes' connection exchange (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--timeout", paramLabel = "S", defaultValue = "120", description = "Give up on the nodes after S seconds (default: ${DEFAULT-VALUE}).")
-    int timeoutSeconds;
+    @Option(names = "--timeout", paramLabel = "S", defaultValue = "120", converter = Converters.Time.class,
+            description = "Give up on the nodes after S seconds, or e.g. 90s or 2m (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
 
     @Option(names = "--iters", paramLabel = "N", defaultValue = "4", description = "--in-process: messages per operation and size (default: ${DEFAULT-VALUE}).")
     int iters;
@@ -83,12 +91,6 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--chaos", paramLabel = "SPEC", description = "--in-process: inject faults on node A in both directions, "
             + "e.g. drop=0.01,seed=7 (README, Fault injection): every transfer must still verify.")
     String chaosSpec;
-
-    @Option(names = "--no-bench", description = "--in-process: skip the throughput and latency measurement.")
-    boolean noBench;
-
-    @Option(names = "--bench-seconds", paramLabel = "S", defaultValue = "2", description = "--in-process: length of the WRITE goodput run (default: ${DEFAULT-VALUE}).")
-    double benchSeconds;
 
     private final Launcher launcher;
 
@@ -121,20 +123,15 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (inProcess) {
-            return new InProcessDemo(spec, addrA, addrB, mtu, iters, seed, pcap, noBench, benchSeconds, chaosSpec).call();
+            return new InProcessDemo(spec, addrA, addrB, mtu, iters, seed, pcap, chaosSpec).call();
         }
-        for (String o : List.of("--iters", "--seed", "--no-bench", "--bench-seconds", "--chaos")) {
+        for (String o : List.of("--iters", "--seed", "--chaos")) {
             if (spec.commandLine().getParseResult().hasMatchedOption(o)) throw usage(o + " applies to --in-process only");
-        }
-        try {
-            io.jroce.endpoint.Mtu.ofBytes(mtu);
-        } catch (IllegalArgumentException e) {
-            throw usage("--mtu: " + e.getMessage());
         }
         String a = address(addrA, "--node-a");
         String b = address(addrB, "--node-b");
         if (a.equals(b)) throw usage("--node-a and --node-b must differ: each node binds UDP 4791 on its own address");
-        if (timeoutSeconds < 1) throw usage("--timeout must be at least 1 second");
+        if (timeout.compareTo(Duration.ofSeconds(1)) < 0) throw usage("--timeout must be at least 1 second");
         if (pcap != null) {
             try {
                 Files.createDirectories(pcap);
@@ -145,12 +142,12 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Path work = Files.createTempDirectory("jroce-demo");
         try {
-            Path serverScript = Files.writeString(work.resolve("server.jroce"), DemoSessions.SERVER);
-            Path clientScript = Files.writeString(work.resolve("client.jroce"), DemoSessions.CLIENT);
+            Path serverScript = Files.writeString(work.resolve("server.jroce"), example("server.jroce"));
+            Path clientScript = Files.writeString(work.resolve("client.jroce"), example("client.jroce"));
             List<String> argsA = nodeArgs(a, null, serverScript, "node-a.pcap");
             List<String> argsB = nodeArgs(b, a, clientScript, "node-b.pcap");
             out.printf("jroce demo: two jroce node processes, A on %s runs server.jroce, B on %s runs client.jroce (path MTU %d)%n",
-                    a, b, mtu);
+                    a, b, mtu.bytes());
             out.flush();
             long t0 = System.nanoTime();
             Node nodeA = launcher.start("A", argsA);
@@ -169,9 +166,17 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /** An example session of the jar: {@code io/jroce/cli/examples/NAME}, also the image's /opt/jroce/examples. */
+    static String example(String name) throws IOException {
+        try (InputStream in = DemoCommand.class.getResourceAsStream("/io/jroce/cli/examples/" + name)) {
+            if (in == null) throw new IOException("example session " + name + " is missing from the jar");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     private List<String> nodeArgs(String bind, String peer, Path script, String pcapName) {
         List<String> args = new ArrayList<>(List.of("node", "--bind", bind, "--port", Integer.toString(port), "--mtu",
-                Integer.toString(mtu), "--results", "--script", script.toString()));
+                Integer.toString(mtu.bytes()), "--results", "--script", script.toString()));
         if (peer != null) args.addAll(List.of("--peer", peer));
         if (pcap != null) args.addAll(List.of("--pcap", pcap.resolve(pcapName).toString()));
         return args;
@@ -181,7 +186,7 @@ final class DemoCommand implements Callable<Integer> {
     private Integer[] awaitBoth(Node nodeA, Node nodeB) throws InterruptedException {
         Node[] nodes = {nodeA, nodeB};
         Integer[] exits = new Integer[2];
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        long deadline = System.nanoTime() + timeout.toNanos();
         boolean shortened = false;
         while (exits[0] == null || exits[1] == null) {
             for (int i = 0; i < 2; i++) {
@@ -266,7 +271,7 @@ final class DemoCommand implements Callable<Integer> {
             Integer other = exits[1 - i];
             out.printf("node %s %s: %s%s%n", names[i], addrs[i], good ? met : "FAILED, ", exit != null ? "exit " + exit
                     : other != null && other != 0 ? "stopped after node " + names[1 - i] + " failed (it was waiting for its peer)"
-                    : "killed: still running after --timeout " + timeoutSeconds + " s");
+                    : "killed: still running after --timeout " + Converters.seconds(timeout));
             if (counters != null) out.printf("  counters: %s%n", counters);
             if (!good) {
                 for (String line : nodes[i].err()) out.println("  " + line.replace(scripts, ""));
@@ -293,7 +298,7 @@ final class DemoCommand implements Callable<Integer> {
 
     private String address(String text, String option) {
         try {
-            return SessionLanguage.address(text).getHostAddress();
+            return Converters.ipv4(text).getHostAddress();
         } catch (IllegalArgumentException e) {
             throw usage(option + ": " + e.getMessage());
         }

@@ -1,0 +1,356 @@
+package io.jroce.cli.perf;
+
+import io.jroce.cli.Converters;
+import io.jroce.cli.Json;
+import io.jroce.cli.conn.OobSocket;
+import io.jroce.cli.conn.PeerInfo;
+import io.jroce.cli.conn.PerftestHandshake;
+import io.jroce.cli.conn.PerftestHandshake.Keys;
+import io.jroce.cli.conn.PerftestHandshake.Test;
+import io.jroce.endpoint.Access;
+import io.jroce.endpoint.CompletionQueue;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.MemoryRegion;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.ProtectionDomain;
+import io.jroce.endpoint.QpInitAttr;
+import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.RcConnect;
+import io.jroce.endpoint.ReceiveWorkRequest;
+import io.jroce.endpoint.SendWorkRequest;
+import io.jroce.endpoint.Sge;
+import io.jroce.endpoint.WorkCompletion;
+import io.jroce.endpoint.WrOpcode;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * One perftest-compatible run, server or client (see {@link PerfCommand}): the TCP exchange of
+ * {@link PerftestHandshake} and the resources perftest would create (one buffer per QP of twice
+ * {@code BUFF_SIZE(size, cycle_buffer)}, the peer working on the second half); the traffic is a
+ * {@link BandwidthRun} or a {@link LatencyRun}.
+ */
+abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
+    /** What the command decided. */
+    record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
+                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType) {
+        /** -D: run for {@code duration} instead of {@code iters}. */
+        boolean timed() {
+            return duration != null;
+        }
+
+        boolean client() {
+            return host != null;
+        }
+    }
+
+    /** perftest's {@code -A}: the atomic operation the client posts (the server's side is passive). */
+    enum AtomicType { FETCH_AND_ADD, CMP_AND_SWAP }
+
+    private static final int DEF_TX_BW = 128;
+    private static final int DEF_RX_SEND = 512;
+    private static final int DEF_CQ_MOD = 100;
+    private static final int MSG_SIZE_CQ_MOD_LIMIT = 8192;
+    private static final long ATOMIC_ADD_VALUE = 1;
+    /** perftest posts CMP_AND_SWAP with compare 0 (the zeroed WR) and swap {@code ATOMIC_SWAP_VALUE}, 0. */
+    private static final long ATOMIC_SWAP_VALUE = 0;
+    static final long QP_SHIFT = 48;
+    static final long SEQ_MASK = (1L << QP_SHIFT) - 1;
+
+    final Settings s;
+    final Device dev;
+    final PrintWriter out;
+    final PrintWriter err;
+    final boolean client;
+    final Test test;
+    final Map<String, Object> json = new LinkedHashMap<>();
+
+    private int cycleBuffer;
+    private int cacheLine;
+    private Mtu mtu;
+    long buffSize;
+    int txDepth;
+    int rxDepth;
+    int cqMod;
+    CompletionQueue sendCq;
+    CompletionQueue recvCq;
+    final List<QueuePair> qps = new ArrayList<>();
+    final List<MemoryRegion> mrs = new ArrayList<>();
+    final List<Keys> mine = new ArrayList<>();
+    List<Keys> theirs;
+
+    /** The run of {@code s.test()}: a bandwidth or a latency test. */
+    static PerfRun of(Settings s, Device dev, PrintWriter out, PrintWriter err) {
+        return s.test().isLatency() ? new LatencyRun(s, dev, out, err) : new BandwidthRun(s, dev, out, err);
+    }
+
+    PerfRun(Settings s, Device dev, PrintWriter out, PrintWriter err) {
+        this.s = s;
+        this.dev = dev;
+        this.out = out;
+        this.err = err;
+        this.client = s.client();
+        this.test = s.test();
+    }
+
+    /** Runs the test; returns the exit code. */
+    int run() throws IOException, InterruptedException {
+        PerftestHandshake hs;
+        if (client) {
+            hs = PerftestHandshake.connect(s.host(), s.port(), null, s.timeout());
+        } else {
+            print("");
+            print("************************************");
+            print("* Waiting for client to connect... *");
+            print("************************************");
+            flush();
+            hs = PerftestHandshake.accept(s.local(), s.port(), s.timeout());
+        }
+        try (hs) {
+            PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());
+            cycleBuffer = pre.cycleBuffer();
+            cacheLine = pre.cacheLineSize();
+            mtu = pre.mtu();
+            createResources();
+            printTestInfo();
+            theirs = hs.setUp(test, mine, this::connectAll);
+            printAddresses();
+            json.put("test", test.tool());
+            json.put("role", client ? "client" : "server");
+            json.put("peer_version", hs.peerVersion());
+            json.put("qps", s.qps());
+            json.put("mtu", mtu.bytes());
+            json.put("size", s.size());
+            if (test == Test.ATOMIC_BW || test == Test.ATOMIC_LAT) json.put("atomic_type", s.atomicType().name());
+            json.put("local", addresses(mine));
+            json.put("remote", addresses(theirs));
+            return traffic(hs);
+        } finally {
+            flush();
+        }
+    }
+
+    /** The test itself, once every QP is connected; returns the exit code. */
+    abstract int traffic(PerftestHandshake hs) throws IOException, InterruptedException;
+
+    // ---------------------------------------------------------------------------------------------
+    // setup
+
+    private void createResources() {
+        boolean bw = !test.isLatency();
+        long itersCap = s.timed() ? Long.MAX_VALUE : s.iters();
+        txDepth = (int) Math.min(bw ? DEF_TX_BW : 1, itersCap);
+        rxDepth = test.isSend() ? (int) Math.min(DEF_RX_SEND, itersCap) : 1;
+        cqMod = bw ? DEF_CQ_MOD : 1;
+        if (s.size() > MSG_SIZE_CQ_MOD_LIMIT) cqMod = 1;
+        cqMod = Math.max(1, Math.min(cqMod, txDepth));
+        buffSize = Math.max(s.size(), cycleBuffer);
+        sendCq = dev.createCq(txDepth * s.qps() + 16);
+        recvCq = dev.createCq(rxDepth * s.qps() + 16);
+        ProtectionDomain pd = dev.allocPd();
+        int outReads = test.isReadOrAtomic() ? QueuePair.MAX_RD_ATOMIC : 1;
+        for (int i = 0; i < s.qps(); i++) {
+            // one spare send slot, defensively: an endpoint build that published a send completion before
+            // freeing its slot (Completer.retire) let a WR posted right after polling find the queue "full"
+            MemoryRegion mr = pd.allocateAndRegister((int) (2 * buffSize), Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
+            QueuePair qp = pd.createQp(new QpInitAttr(sendCq, recvCq).maxSendWr(txDepth + 1).maxRecvWr(Math.max(rxDepth, 1)));
+            RcConnect.toInit(qp, RcConnect.Params.defaults());
+            mrs.add(mr);
+            qps.add(qp);
+            int psn = ThreadLocalRandom.current().nextInt(1 << 24);
+            mine.add(new Keys(0, outReads, qp.qpNum(), psn, mr.rkey(), mr.address() + buffSize, dev.gid(0), 0));
+        }
+    }
+
+    /** {@code ctx_connect}: every QP to RTR and RTS (perftest leaves a passive BW server in RTR; RTS is harmless). */
+    private void connectAll(List<Keys> remote) throws IOException {
+        for (int i = 0; i < qps.size(); i++) {
+            Keys r = remote.get(i);
+            if (!r.gid().isIpv4Mapped()) {
+                throw new IOException("the peer's GID " + r.gid() + " is not an IPv4-mapped RoCEv2 GID: run perftest with -x <index of its ::ffff:a.b.c.d GID>");
+            }
+            RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).timeout(s.qpTimeout()).retryCnt(7).rnrRetry(7).minRnrTimer(12)
+                    .maxDestRdAtomic(mine.get(i).outReads())
+                    .maxRdAtomic(Math.max(0, Math.min(r.outReads(), QueuePair.MAX_RD_ATOMIC)));
+            PeerInfo peer = r.toPeerInfo(mtu.bytes());
+            RcConnect.connect(qps.get(i), peer.rcPeer(), mine.get(i).psn(), p);
+        }
+    }
+
+    private void printTestInfo() {
+        print(PerfReport.RESULT_LINE);
+        print("                    " + test.verbName() + " " + (test.isLatency() ? "Latency" : "BW") + " Test");
+        print(" Dual-port       : OFF\t\tDevice         : jroce (" + dev.address().getHostAddress() + ")");
+        print(" Number of qps   : " + s.qps() + "\t\tTransport type : IB");
+        print(" Connection type : RC\t\tUsing SRQ      : OFF");
+        if (client) print(" TX depth        : " + txDepth);
+        if (test.isSend() && !client) print(" RX depth        : " + rxDepth);
+        if (!test.isLatency()) print(" CQ Moderation   : " + cqMod);
+        print(" Mtu             : " + mtu.bytes() + "[B]");
+        print(" Link type       : Ethernet");
+        print(" GID index       : 0");
+        if (test.isReadOrAtomic()) print(" Outstand reads  : " + mine.get(0).outReads());
+        else print(" Max inline data : 0[B]");
+        print(" rdma_cm QPs\t : OFF");
+        print(" Data ex. method : Ethernet");
+        print(PerfReport.RESULT_LINE);
+    }
+
+    private void printAddresses() {
+        for (Keys k : mine) printAddress("local", k);
+        for (Keys k : theirs) printAddress("remote", k);
+        flush();
+    }
+
+    /** {@code ctx_print_pingpong_data}: BASIC_ADDR_FMT [+ READ_FMT] [+ RDMA_FMT] and PERF_GID_FMT. */
+    private void printAddress(String side, Keys k) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(' ').append(side).append(" address: LID ").append(PerfReport.altHex(k.lid(), 4))
+                .append(" QPN ").append(PerfReport.altHex(k.qpn(), 6)).append(" PSN ").append(PerfReport.altHex(k.psn(), 6));
+        if (test == Test.READ_BW || test == Test.READ_LAT) sb.append(" OUT ").append(PerfReport.altHex(k.outReads(), 4));
+        if (test == Test.READ_BW || test == Test.READ_LAT || test == Test.WRITE_BW || test == Test.WRITE_LAT) {
+            sb.append(" RKey ").append(PerfReport.altHex(k.rkey() & 0xFFFFFFFFL, 8)).append(" VAddr ").append(PerfReport.altHex(k.va(), 16));
+        }
+        print(sb.toString());
+        StringBuilder g = new StringBuilder(" GID: ");
+        byte[] raw = k.gid().raw();
+        for (int i = 0; i < raw.length; i++) {
+            if (i > 0) g.append(':');
+            g.append(String.format("%02d", raw[i] & 0xFF));
+        }
+        print(g.toString());
+    }
+
+    private static List<Object> addresses(List<Keys> keys) {
+        List<Object> l = new ArrayList<>();
+        for (Keys k : keys) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("qpn", k.qpn());
+            m.put("psn", k.psn());
+            m.put("rkey", Json.Unsigned.u32(k.rkey()));
+            m.put("va", Json.Unsigned.u64(k.va()));
+            m.put("out_reads", k.outReads());
+            m.put("gid", k.gid().toString());
+            l.add(m);
+        }
+        return l;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // shared by both kinds of test
+
+    /** The end of a run: the JSON object with --json; exit code 0. */
+    int done() {
+        if (s.json()) {
+            out.println(Json.toJson(json));
+        }
+        flush();
+        return 0;
+    }
+
+    /** The work request an active side posts on QP {@code i}. */
+    SendWorkRequest activeWr(int i) {
+        MemoryRegion mr = mrs.get(i);
+        Keys r = theirs.get(i);
+        return switch (test) {
+            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) s.size(), mr.lkey()));
+            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
+            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
+            case ATOMIC_BW, ATOMIC_LAT -> s.atomicType() == AtomicType.CMP_AND_SWAP
+                    ? new SendWorkRequest(0, WrOpcode.ATOMIC_CMP_AND_SWP, new Sge(mr.address(), 8, mr.lkey()))
+                            .remote(r.va(), r.rkey()).compareAdd(0).swap(ATOMIC_SWAP_VALUE)
+                    : new SendWorkRequest(0, WrOpcode.ATOMIC_FETCH_AND_ADD, new Sge(mr.address(), 8, mr.lkey()))
+                            .remote(r.va(), r.rkey()).compareAdd(ATOMIC_ADD_VALUE);
+        };
+    }
+
+    void postRecv(int qp, long seq) {
+        MemoryRegion mr = mrs.get(qp);
+        qps.get(qp).postRecv(new ReceiveWorkRequest(((long) qp << QP_SHIFT) | (seq & SEQ_MASK),
+                new Sge(mr.address() + buffSize, (int) s.size(), mr.lkey())));
+    }
+
+    /**
+     * A passive server waits for the client's end-of-test sync. It never gives up while RoCE packets keep
+     * arriving; it fails after --timeout without traffic and without the sync.
+     */
+    void awaitPeer(OobSocket sock, String what) throws IOException {
+        long idleSince = System.nanoTime();
+        long packets = dev.counters().packetsIn;
+        while (!sock.poll(Duration.ofMillis(200))) {
+            long p = dev.counters().packetsIn;
+            long now = System.nanoTime();
+            if (p != packets) {
+                packets = p;
+                idleSince = now;
+            } else if (now - idleSince > s.timeout().toNanos()) {
+                throw new IOException("neither traffic nor " + what + " for " + Converters.seconds(s.timeout())
+                        + ": the client stopped; check its output");
+            }
+        }
+    }
+
+    void checkOk(WorkCompletion wc) throws IOException {
+        if (!wc.ok()) {
+            QueuePair qp = null;
+            for (QueuePair x : qps) if (x.qpNum() == wc.qpNum()) qp = x;
+            String why = qp == null || qp.errorReason() == null ? "" : " (" + qp.errorReason() + ")";
+            throw new IOException("completion with error " + wc.status() + " (" + wc.status().ibvValue() + ") for wr_id " + (wc.wrId() & SEQ_MASK) + why);
+        }
+    }
+
+    static WorkCompletion[] newWcs(int n) {
+        WorkCompletion[] w = new WorkCompletion[n];
+        for (int i = 0; i < n; i++) w[i] = new WorkCompletion();
+        return w;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // output
+
+    void print(String line) {
+        if (!s.json()) out.println(line);
+    }
+
+    void flush() {
+        out.flush();
+        err.flush();
+    }
+
+    static BigDecimal dec(double v, int scale) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) return BigDecimal.ZERO;
+        return BigDecimal.valueOf(v).setScale(scale, RoundingMode.HALF_EVEN);
+    }
+
+    /** The progress line on stderr (runs longer than 2 s, once a second). */
+    final class Progress {
+        private final long start;
+        private long last;
+
+        Progress(long start) {
+            this.start = start;
+            this.last = start;
+        }
+
+        /** The line, if a second has passed since the last one and the run is 2 s old; {@code total} -1: a -D run. */
+        void tick(long now, long done, long total, long size) {
+            if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
+            last = now;
+            double secs = (now - start) / 1e9;
+            String of = total < 0 ? "" : " of " + total;
+            err.printf("jroce perf: %.0f s, %d%s messages, %.0f msg/sec, %.2f MB/sec%n", secs, done, of, done / secs,
+                    done * (double) size / secs / PerfReport.MB);
+            err.flush();
+        }
+    }
+}
