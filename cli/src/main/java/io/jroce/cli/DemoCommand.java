@@ -1,5 +1,7 @@
 package io.jroce.cli;
 
+import io.jroce.cli.node.NodeCommand;
+import io.jroce.cli.node.SessionLanguage;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.cli.node.NodeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -103,7 +104,7 @@ public final class Main implements Callable<Integer> {
         return cmd.getCommandSpec().exitCodeOnExecutionException();
     }
 
-    static String describe(Throwable ex) {
+    public static String describe(Throwable ex) {
         Throwable t = ex instanceof UncheckedIOException && ex.getCause() != null ? ex.getCause() : ex;
         String msg = t.getMessage();
         if (msg == null || msg.isBlank()) {

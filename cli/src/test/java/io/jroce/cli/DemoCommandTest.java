@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.cli.node.SessionScriptsTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -14,10 +15,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-import static io.jroce.cli.SessionHarness.A;
-import static io.jroce.cli.SessionHarness.B;
-import static io.jroce.cli.SessionHarness.port;
-import static io.jroce.cli.SessionHarness.show;
+import static io.jroce.cli.node.SessionHarness.A;
+import static io.jroce.cli.node.SessionHarness.B;
+import static io.jroce.cli.node.SessionHarness.port;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -31,6 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DemoCommandTest {
     @TempDir
     Path dir;
+
+    private static String show(Cli.Result r) {
+        return "exit " + r.exit() + "\n--- out\n" + r.out() + "--- err\n" + r.err();
+    }
 
     /** Runs each "child" as {@code jroce ARGS} on its own thread. */
     static final class ThreadLauncher implements DemoCommand.Launcher {

@@ -1,7 +1,7 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
-import io.jroce.cli.SessionSyntax.ScriptException;
-import io.jroce.cli.SessionSyntax.Statement;
+import io.jroce.cli.node.SessionSyntax.ScriptException;
+import io.jroce.cli.node.SessionSyntax.Statement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

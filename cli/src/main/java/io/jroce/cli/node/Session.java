@@ -1,11 +1,11 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
-import io.jroce.cli.SessionLanguage.Type;
-import io.jroce.cli.SessionSyntax.Literal;
-import io.jroce.cli.SessionSyntax.Part;
-import io.jroce.cli.SessionSyntax.Ref;
-import io.jroce.cli.SessionSyntax.Statement;
-import io.jroce.cli.SessionSyntax.Token;
+import io.jroce.cli.node.SessionLanguage.Type;
+import io.jroce.cli.node.SessionSyntax.Literal;
+import io.jroce.cli.node.SessionSyntax.Part;
+import io.jroce.cli.node.SessionSyntax.Ref;
+import io.jroce.cli.node.SessionSyntax.Statement;
+import io.jroce.cli.node.SessionSyntax.Token;
 import io.jroce.cli.conn.JroceHandshake;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.RemoteRegion;

@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.Mtu;
@@ -17,10 +17,10 @@ import java.util.stream.Collectors;
 
 /**
  * The commands of the session language, their arguments and the types of their values: the single source
- * for validation ({@link SessionChecker}), for {@code help} and for the reference table in README.md (a test
+ * for validation ({@link SessionChecker}), for {@code help} and for the reference table in docs/session-language.md (a test
  * keeps the two equal).
  */
-final class SessionLanguage {
+public final class SessionLanguage {
     private SessionLanguage() {
     }
 
@@ -199,7 +199,7 @@ final class SessionLanguage {
     static final List<String> QP_FIELDS = List.of("qpn", "state", "psn");
     static final List<String> CQ_FIELDS = List.of("depth", "size");
 
-    /** The reference table rows of README.md, one per command: "| `usage` | summary |". */
+    /** The reference table rows of docs/session-language.md, one per command: "| `usage` | summary |". */
     static List<String> referenceRows() {
         List<String> rows = new ArrayList<>();
         for (Command c : COMMANDS) rows.add("| `" + c.usage().replace("|", "\\|") + "` | " + c.summary().replace("|", "\\|") + " |");
@@ -470,7 +470,7 @@ final class SessionLanguage {
     }
 
     /** A literal IPv4 address (no name lookups in scripts: they must not depend on DNS). */
-    static java.net.InetAddress address(String s) {
+    public static java.net.InetAddress address(String s) {
         String[] parts = s.split("\\.", -1);
         if (parts.length == 4) {
             byte[] b = new byte[4];

@@ -1,15 +1,15 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
-import io.jroce.cli.SessionLanguage.Arg;
-import io.jroce.cli.SessionLanguage.Command;
-import io.jroce.cli.SessionLanguage.Positional;
-import io.jroce.cli.SessionLanguage.Type;
-import io.jroce.cli.SessionSyntax.Literal;
-import io.jroce.cli.SessionSyntax.Part;
-import io.jroce.cli.SessionSyntax.Ref;
-import io.jroce.cli.SessionSyntax.ScriptException;
-import io.jroce.cli.SessionSyntax.Statement;
-import io.jroce.cli.SessionSyntax.Token;
+import io.jroce.cli.node.SessionLanguage.Arg;
+import io.jroce.cli.node.SessionLanguage.Command;
+import io.jroce.cli.node.SessionLanguage.Positional;
+import io.jroce.cli.node.SessionLanguage.Type;
+import io.jroce.cli.node.SessionSyntax.Literal;
+import io.jroce.cli.node.SessionSyntax.Part;
+import io.jroce.cli.node.SessionSyntax.Ref;
+import io.jroce.cli.node.SessionSyntax.ScriptException;
+import io.jroce.cli.node.SessionSyntax.Statement;
+import io.jroce.cli.node.SessionSyntax.Token;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.fault.FaultInjector;
 
