@@ -1,8 +1,5 @@
 package io.jroce.cli.node;
 
-import io.jroce.cli.node.SessionLanguage.Arg;
-import io.jroce.cli.node.SessionLanguage.Command;
-import io.jroce.cli.node.SessionLanguage.Positional;
 import io.jroce.cli.node.SessionLanguage.Type;
 import io.jroce.cli.node.SessionSyntax.Literal;
 import io.jroce.cli.node.SessionSyntax.Part;
@@ -10,8 +7,8 @@ import io.jroce.cli.node.SessionSyntax.Ref;
 import io.jroce.cli.node.SessionSyntax.ScriptException;
 import io.jroce.cli.node.SessionSyntax.Statement;
 import io.jroce.cli.node.SessionSyntax.Token;
-import io.jroce.endpoint.QpState;
-import io.jroce.endpoint.fault.FaultInjector;
+import io.jroce.cli.node.Syntax.Arg;
+import io.jroce.cli.node.Syntax.Positional;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +68,11 @@ final class SessionChecker {
         return symbols;
     }
 
+    /** Whether {@code connect} may leave out {@code host=}. */
+    boolean hasPeerDefault() {
+        return hasPeerDefault;
+    }
+
     /** Checks a whole script against a fresh symbol table; the normalized statements, or the first error. */
     static List<Statement> checkScript(List<Statement> script, boolean hasPeerDefault, Path baseDir) throws ScriptException {
         SessionChecker c = new SessionChecker(new Symbols(), hasPeerDefault, baseDir);
@@ -80,12 +82,13 @@ final class SessionChecker {
     }
 
     Statement check(Statement s) throws ScriptException {
-        Command cmd = SessionLanguage.command(s.verb());
-        if (cmd == null) {
+        SessionCommand command = SessionLanguage.command(s.verb());
+        if (command == null) {
             String hint = SessionLanguage.suggest(s.verb(), SessionLanguage.verbs());
             throw err(s.line(), s.verbColumn(), "unknown command '" + s.verb() + "'" + (hint != null ? " (did you mean '" + hint + "'?)" : "")
                     + "; 'help' lists the commands");
         }
+        Syntax cmd = command.syntax();
         s = normalizeFlags(s, cmd);
         checkPositional(s, cmd);
         for (Token t : s.named().values()) {
@@ -105,13 +108,13 @@ final class SessionChecker {
             }
         }
         for (Token t : s.positional()) checkRefs(s, t);
-        return semantic(s, cmd);
+        return semantic(s, command);
     }
 
     // ------------------------------------------------------------------------------------------------
 
     /** Bare words naming a boolean argument ("solicited") become named ("solicited=true"). */
-    private static Statement normalizeFlags(Statement s, Command cmd) {
+    private static Statement normalizeFlags(Statement s, Syntax cmd) {
         if (cmd.positional() == Positional.REST) return s;
         List<Token> positional = new ArrayList<>();
         Map<String, Token> named = new LinkedHashMap<>(s.named());
@@ -128,7 +131,7 @@ final class SessionChecker {
         return changed ? new Statement(s.line(), s.text(), s.verb(), s.verbColumn(), List.copyOf(positional), named) : s;
     }
 
-    private void checkPositional(Statement s, Command cmd) throws ScriptException {
+    private void checkPositional(Statement s, Syntax cmd) throws ScriptException {
         List<Token> p = s.positional();
         switch (cmd.positional()) {
             case NONE -> {
@@ -171,7 +174,7 @@ final class SessionChecker {
         }
     }
 
-    private void checkRefs(Statement s, Token t) throws ScriptException {
+    void checkRefs(Statement s, Token t) throws ScriptException {
         for (Part p : t.parts()) {
             if (p instanceof Ref r) {
                 Sym sym = symbols.live.get(r.object());
@@ -194,234 +197,24 @@ final class SessionChecker {
     // ------------------------------------------------------------------------------------------------
     // per command
 
-    private Statement semantic(Statement s, Command cmd) throws ScriptException {
+    /** The checks every command with such arguments shares, then the command's own. */
+    private Statement semantic(Statement s, SessionCommand command) throws ScriptException {
         for (String k : List.of("retry_cnt", "rnr_retry")) {
-            if (s.has(k) && cmd.arg(k) != null && literalLong(s, k, 0) > 7) {
+            if (s.has(k) && command.syntax().arg(k) != null && literalLong(s, k, 0) > 7) {
                 throw err(s.line(), s.arg(k).valueColumn(), k + " is 3 bits: 0..7 (7 means retry forever for rnr_retry)");
             }
         }
-        switch (s.verb()) {
-            case "mr" -> {
-                String name = defineName(s, Kind.MR);
-                long size = literalLong(s, "size", -1);
-                if (size == 0 || size > Integer.MAX_VALUE - 8) {
-                    throw err(s.line(), s.arg("size").valueColumn(), "size must be 1 byte .. 2 GiB");
-                }
-                if (s.has("access")) checkAccess(s, s.arg("access"));
-                symbols.live.put(name, new Sym(Kind.MR, s.line(), size, false));
-            }
-            case "dereg" -> {
-                String name = s.positional().get(0).literal();
-                requireKind(s, s.positional().get(0), Kind.MR);
-                symbols.live.remove(name);
-            }
-            case "fill", "compare" -> {
-                Sym mr = requireKind(s, s.positional().get(0), Kind.MR);
-                List<String> sources = new ArrayList<>(List.of("text", "hex", "pattern", "file", "u64"));
-                if (s.verb().equals("compare")) sources.add("sha256");
-                List<String> given = sources.stream().filter(s::has).toList();
-                if (given.size() != 1) {
-                    throw err(s.line(), given.size() > 1 ? s.arg(given.get(1)).column() : 0, s.verb() + " takes exactly one of "
-                            + String.join("=, ", sources) + "=" + (given.isEmpty() ? "" : " (got " + String.join(" and ", given) + ")"));
-                }
-                if (s.has("seed") && !"random".equals(literalString(s, "pattern"))) {
-                    throw err(s.line(), s.arg("seed").column(), "seed= goes with pattern=random");
-                }
-                if (s.has("file")) checkFile(s, s.arg("file"));
-                long srcLen = switch (given.get(0)) {
-                    case "text" -> literal(s, "text") == null ? -1 : literal(s, "text").getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-                    case "hex" -> literal(s, "hex") == null ? -1 : SessionLanguage.hex(literal(s, "hex")).length;
-                    case "u64" -> 8;
-                    default -> -1;
-                };
-                if (srcLen == 0 && !s.has("len")) throw err(s.line(), s.arg(given.get(0)).valueColumn(), "the source is empty");
-                checkRange(s, mr, s.has("len") ? literalLong(s, "len", -1) : srcLen);
-            }
-            case "dump" -> checkRange(s, requireKind(s, s.positional().get(0), Kind.MR), literalLong(s, "len", -1));
-            case "cq" -> {
-                String name = defineName(s, Kind.CQ);
-                long depth = literalLong(s, "depth", 256);
-                if (depth == 0 || depth > (1 << 22)) throw err(s.line(), s.arg("depth").valueColumn(), "depth must be 1..4194304");
-                symbols.live.put(name, new Sym(Kind.CQ, s.line(), depth, false));
-            }
-            case "qp" -> {
-                String name = defineName(s, Kind.QP);
-                Map<String, Token> named = new LinkedHashMap<>(s.named());
-                if (s.has("cq") && (s.has("send_cq") || s.has("recv_cq"))) {
-                    throw err(s.line(), s.arg("cq").column(), "give cq= (one CQ for both queues) or send_cq= and recv_cq=, not both");
-                }
-                if (s.has("send_cq") != s.has("recv_cq")) {
-                    throw err(s.line(), 0, "send_cq= and recv_cq= go together (or use cq= for both)");
-                }
-                if (s.has("send_cq")) {
-                    requireKind(s, s.arg("send_cq"), Kind.CQ);
-                    requireKind(s, s.arg("recv_cq"), Kind.CQ);
-                } else {
-                    String cq = resolveDefault(s, "cq", Kind.CQ, "qp");
-                    named.put("cq", synth("cq", cq));
-                }
-                if (s.has("access")) SessionLanguage.access(s.arg("access").literal());
-                for (String k : List.of("send_wr", "recv_wr")) {
-                    long v = literalLong(s, k, 1);
-                    if (v < 1 || v > 65536) throw err(s.line(), s.arg(k).valueColumn(), k + " must be 1..65536");
-                }
-                long sge = literalLong(s, "sge", 4);
-                if (sge < 1 || sge > 32) throw err(s.line(), s.arg("sge").valueColumn(), "sge must be 1..32");
-                long inline = literalLong(s, "inline", 64);
-                if (inline > 4096) throw err(s.line(), s.arg("inline").valueColumn(), "inline must be 0..4096");
-                symbols.live.put(name, new Sym(Kind.QP, s.line(), 0, false));
-                return with(s, named);
-            }
-            case "listen", "connect" -> {
-                Map<String, Token> named = new LinkedHashMap<>(s.named());
-                String qp = resolveDefault(s, "qp", Kind.QP, s.verb());
-                named.put("qp", synth("qp", qp));
-                Sym sym = symbols.live.get(qp);
-                if (sym.connected()) {
-                    throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : 0, "qp " + qp + " is already connected (line "
-                            + sym.line() + "): create another QP for a second connection");
-                }
-                if (s.has("publish") && !s.arg("publish").hasRefs()) {
-                    for (String mr : SessionLanguage.names(s.arg("publish").literal())) {
-                        Sym m = symbols.live.get(mr);
-                        if (m == null || m.kind() != Kind.MR) {
-                            throw err(s.line(), s.arg("publish").valueColumn(), "publish: '" + mr + "' is not a memory region defined before this line");
-                        }
-                    }
-                }
-                if (s.verb().equals("connect") && !s.has("host") && !hasPeerDefault) {
-                    throw err(s.line(), 0, "connect needs host=ADDR (or run the node with --peer ADDR)");
-                }
-                long rd = literalLong(s, "rd_atomic", 1);
-                if (rd > io.jroce.endpoint.QueuePair.MAX_RD_ATOMIC) {
-                    throw err(s.line(), s.arg("rd_atomic").valueColumn(), "rd_atomic must be 0.." + io.jroce.endpoint.QueuePair.MAX_RD_ATOMIC);
-                }
-                symbols.live.put(qp, new Sym(Kind.QP, s.line(), 0, true));
-                return with(s, named);
-            }
-            case "recv" -> {
-                Map<String, Token> named = new LinkedHashMap<>(s.named());
-                named.put("qp", synth("qp", resolveDefault(s, "qp", Kind.QP, "recv")));
-                checkLocalBuffer(s, false);
-                return with(s, named);
-            }
-            case "send", "write", "read", "cas", "fadd" -> {
-                Map<String, Token> named = new LinkedHashMap<>(s.named());
-                String qp = resolveDefault(s, "qp", Kind.QP, s.verb());
-                named.put("qp", synth("qp", qp));
-                if (!symbols.live.get(qp).connected()) {
-                    throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : s.verbColumn(), "qp " + qp
-                            + " is not connected yet: 'listen' or 'connect' it on an earlier line (or modify it to RTS)");
-                }
-                if (s.has("imm") && s.has("inv")) throw err(s.line(), s.arg("inv").column(), "imm= and inv= exclude each other");
-                boolean atomic = s.verb().equals("cas") || s.verb().equals("fadd");
-                checkLocalBuffer(s, atomic);
-                if (s.verb().equals("send") && s.has("inv") && s.arg("inv").hasRefs()) {
-                    throw err(s.line(), s.arg("inv").valueColumn(), "inv= is a peer's region name or an rkey number");
-                }
-                return with(s, named);
-            }
-            case "poll", "wait", "expect" -> {
-                Map<String, Token> named = new LinkedHashMap<>(s.named());
-                named.put("cq", synth("cq", resolveDefault(s, "cq", Kind.CQ, s.verb())));
-                if (s.has("qp")) requireKind(s, s.arg("qp"), Kind.QP);
-                if (s.verb().equals("expect") && s.has("status") && !s.arg("status").hasRefs()
-                        && SessionLanguage.parse(Type.STATUS, s.arg("status").literal()) != io.jroce.endpoint.WcStatus.SUCCESS) {
-                    for (String k : List.of("opcode", "len", "imm", "inv")) {
-                        if (s.has(k)) {
-                            throw err(s.line(), s.arg(k).column(), "a failed completion carries only wr_id, status and qp: drop " + k
-                                    + "= or expect status=SUCCESS");
-                        }
-                    }
-                }
-                if (s.verb().equals("wait") && literalLong(s, "count", 1) == 0) {
-                    throw err(s.line(), s.arg("count").valueColumn(), "count must be at least 1");
-                }
-                return with(s, named);
-            }
-            case "counters" -> {
-                if (!s.positional().isEmpty()) {
-                    Token t = s.positional().get(0);
-                    try {
-                        SessionLanguage.choice(t.literal(), "counter set", "device", "qp", "chaos", "all");
-                    } catch (IllegalArgumentException e) {
-                        throw err(s.line(), t.column(), e.getMessage());
-                    }
-                }
-            }
-            case "modify", "query" -> {
-                Map<String, Token> named = new LinkedHashMap<>(s.named());
-                String qp = resolveDefault(s, "qp", Kind.QP, s.verb());
-                named.put("qp", synth("qp", qp));
-                if (s.verb().equals("modify")) {
-                    if (named.size() == 1) throw err(s.line(), 0, "modify needs at least one attribute; usage: " + cmd.usage());
-                    if (s.has("state") && !s.arg("state").hasRefs()) {
-                        QpState st = (QpState) SessionLanguage.parse(Type.STATE, s.arg("state").literal());
-                        Sym sym = symbols.live.get(qp);
-                        if (st == QpState.RTS || st == QpState.SQD) symbols.live.put(qp, new Sym(Kind.QP, s.line(), 0, true));
-                        else if (st == QpState.RESET) symbols.live.put(qp, new Sym(Kind.QP, sym.line(), 0, false));
-                    }
-                }
-                return with(s, named);
-            }
-            case "chaos" -> {
-                String spec = restText(s, false);
-                if (spec.isBlank()) throw err(s.line(), 0, "usage: chaos SPEC | chaos off, e.g. chaos drop=0.05,seed=42");
-                if (!spec.equals("off") && !spec.contains("$")) {
-                    try {
-                        FaultInjector.parse(spec);
-                    } catch (IllegalArgumentException e) {
-                        int col = s.positional().isEmpty() ? s.named().values().iterator().next().column() : s.positional().get(0).column();
-                        throw err(s.line(), col, e.getMessage());
-                    }
-                }
-                for (Token t : s.named().values()) checkRefs(s, t);
-            }
-            case "echo" -> {
-                for (Token t : s.named().values()) checkRefs(s, t);
-            }
-            case "sleep" -> {
-                Token t = s.positional().get(0);
-                if (!t.hasRefs()) {
-                    try {
-                        SessionLanguage.duration(t.literal());
-                    } catch (IllegalArgumentException e) {
-                        throw err(s.line(), t.column(), e.getMessage());
-                    }
-                }
-            }
-            case "help" -> {
-                if (!s.positional().isEmpty() && SessionLanguage.command(s.positional().get(0).literal()) == null) {
-                    Token t = s.positional().get(0);
-                    throw err(s.line(), t.column(), "no command '" + t.literal() + "'; 'help' lists them");
-                }
-            }
-            case "exit" -> {
-                if (!s.positional().isEmpty()) {
-                    Token t = s.positional().get(0);
-                    try {
-                        SessionLanguage.exitCode(t.literal());
-                    } catch (IllegalArgumentException e) {
-                        throw err(s.line(), t.column(), e.getMessage());
-                    }
-                }
-            }
-            default -> { }
-        }
-        return s;
+        return command.check(this, s);
     }
 
     /** The text of a REST command: positional words and named tokens as written, blank- or comma-joined. */
     static String restText(Statement s, boolean blanks) {
-        List<Token> all = new ArrayList<>(s.positional());
-        all.addAll(s.named().values());
-        all.sort((a, b) -> Integer.compare(a.column(), b.column()));
         List<String> words = new ArrayList<>();
-        for (Token t : all) words.add(t.named() ? t.key() + "=" + t.literal() : t.literal());
+        for (Token t : s.inOrder()) words.add(t.named() ? t.key() + "=" + t.literal() : t.literal());
         return String.join(blanks ? " " : ",", words);
     }
 
-    private void checkLocalBuffer(Statement s, boolean atomic) throws ScriptException {
+    void checkLocalBuffer(Statement s, boolean atomic) throws ScriptException {
         if (!s.has("mr")) {
             for (String k : List.of("offset", "len")) {
                 if (s.has(k)) throw err(s.line(), s.arg(k).column(), k + "= needs mr=");
@@ -441,7 +234,7 @@ final class SessionChecker {
         }
     }
 
-    private void checkRange(Statement s, Sym mr, long len) throws ScriptException {
+    void checkRange(Statement s, Sym mr, long len) throws ScriptException {
         if (mr.size() < 0) return;
         long off = literalLong(s, "offset", 0);
         if (off > mr.size()) {
@@ -454,7 +247,7 @@ final class SessionChecker {
         }
     }
 
-    private void checkFile(Statement s, Token t) throws ScriptException {
+    void checkFile(Statement s, Token t) throws ScriptException {
         if (t.hasRefs()) return;
         Path p = baseDir == null ? Path.of(t.literal()) : baseDir.resolve(t.literal());
         if (!Files.isRegularFile(p) || !Files.isReadable(p)) {
@@ -462,7 +255,7 @@ final class SessionChecker {
         }
     }
 
-    private void checkAccess(Statement s, Token t) throws ScriptException {
+    void checkAccess(Statement s, Token t) throws ScriptException {
         if (t.hasRefs()) return;
         try {
             SessionLanguage.checkRegionAccess(SessionLanguage.access(t.literal()));
@@ -471,7 +264,7 @@ final class SessionChecker {
         }
     }
 
-    private String defineName(Statement s, Kind kind) throws ScriptException {
+    String defineName(Statement s, Kind kind) throws ScriptException {
         Token t = s.positional().get(0);
         String name = t.literal();
         Sym old = symbols.live.get(name);
@@ -483,7 +276,7 @@ final class SessionChecker {
         return name;
     }
 
-    private Sym requireKind(Statement s, Token t, Kind kind) throws ScriptException {
+    Sym requireKind(Statement s, Token t, Kind kind) throws ScriptException {
         String name = t.literal();
         Sym sym = symbols.live.get(name);
         String what = kind == Kind.MR ? "memory region" : kind == Kind.CQ ? "completion queue" : "queue pair";
@@ -500,8 +293,14 @@ final class SessionChecker {
         return sym;
     }
 
-    /** The object named by {@code key}, or the only object of that kind. */
-    private String resolveDefault(Statement s, String key, Kind kind, String verb) throws ScriptException {
+    /** The statement with {@code key=} naming the object it names, or the only object of that kind. */
+    Statement withDefault(Statement s, String key, Kind kind) throws ScriptException {
+        Map<String, Token> named = new LinkedHashMap<>(s.named());
+        named.put(key, synth(key, resolveDefault(s, key, kind)));
+        return new Statement(s.line(), s.text(), s.verb(), s.verbColumn(), s.positional(), named);
+    }
+
+    private String resolveDefault(Statement s, String key, Kind kind) throws ScriptException {
         if (s.has(key)) {
             requireKind(s, s.arg(key), kind);
             return s.arg(key).literal();
@@ -510,9 +309,9 @@ final class SessionChecker {
         if (all.size() == 1) return all.get(0);
         String what = kind == Kind.CQ ? "completion queue" : "queue pair";
         if (all.isEmpty()) {
-            throw err(s.line(), 0, verb + " needs a " + what + ": create one first ('" + kind.name().toLowerCase() + " NAME')");
+            throw err(s.line(), 0, s.verb() + " needs a " + what + ": create one first ('" + kind.name().toLowerCase() + " NAME')");
         }
-        throw err(s.line(), 0, verb + ": there are " + all.size() + " " + what + "s (" + String.join(", ", all) + "); name one with "
+        throw err(s.line(), 0, s.verb() + ": there are " + all.size() + " " + what + "s (" + String.join(", ", all) + "); name one with "
                 + key + "=NAME");
     }
 
@@ -520,29 +319,25 @@ final class SessionChecker {
         return new Token(key, List.of(new Literal(value)), 0, 0, false, key + "=" + value);
     }
 
-    private static Statement with(Statement s, Map<String, Token> named) {
-        return new Statement(s.line(), s.text(), s.verb(), s.verbColumn(), s.positional(), named);
-    }
-
-    private static String literal(Statement s, String key) {
+    static String literal(Statement s, String key) {
         Token t = s.arg(key);
         return t == null || t.hasRefs() ? null : t.literal();
     }
 
-    private static String literalString(Statement s, String key) {
+    static String literalString(Statement s, String key) {
         String v = literal(s, key);
         return v == null ? null : v.toLowerCase();
     }
 
     /** The literal value of a size-like argument, {@code dflt} if absent, -1 if it is a $reference. */
-    private static long literalLong(Statement s, String key, long dflt) {
+    static long literalLong(Statement s, String key, long dflt) {
         Token t = s.arg(key);
         if (t == null) return dflt;
         if (t.hasRefs()) return -1;
         return SessionLanguage.size(t.literal());
     }
 
-    private static ScriptException err(int line, int column, String message) {
+    static ScriptException err(int line, int column, String message) {
         return new ScriptException(line, column, message);
     }
 }

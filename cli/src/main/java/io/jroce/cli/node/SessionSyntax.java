@@ -79,6 +79,14 @@ final class SessionSyntax {
         Token arg(String key) {
             return named.get(key);
         }
+
+        /** Every word after the verb, positional and named, in the order of the line. */
+        List<Token> inOrder() {
+            List<Token> all = new ArrayList<>(positional);
+            all.addAll(named.values());
+            all.sort((a, b) -> Integer.compare(a.column(), b.column()));
+            return all;
+        }
     }
 
     /** Parses every line of a script; blank and comment-only lines are skipped. Stops at the first error. */

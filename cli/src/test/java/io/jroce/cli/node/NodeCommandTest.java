@@ -113,7 +113,7 @@ class NodeCommandTest {
             Result r = node("--bind", A, "--script", script.toString());
             assertEquals(2, r.exit(), show(r));
             assertEquals(script + ":8:13: unknown argument 'lenn' for send (did you mean 'len'?); usage: "
-                    + SessionLanguage.command("send").usage(), r.err().strip());
+                    + SessionLanguage.command("send").syntax().usage(), r.err().strip());
             assertEquals("", r.out(), "nothing ran");
             assertTrue(taken.isBound());
         }
