@@ -43,7 +43,9 @@ public final class SessionLanguage {
             ControlCommands.EXIT);
 
     private static final Map<String, SessionCommand> BY_VERB = COMMANDS.stream()
-            .collect(Collectors.toMap(c -> c.syntax().verb(), c -> c, (a, b) -> a, LinkedHashMap::new));
+            .collect(Collectors.toMap(c -> c.syntax().verb(), c -> c, (a, b) -> {
+                throw new IllegalStateException("two commands are called " + a.syntax().verb());
+            }, LinkedHashMap::new));
 
     static SessionCommand command(String verb) {
         return BY_VERB.get(verb);

@@ -93,6 +93,17 @@ class SessionCheckerTest {
     }
 
     @Test
+    void eachCommandIsListedOnceAndItsUsageStartsWithItsVerb() {
+        List<String> verbs = SessionLanguage.COMMANDS.stream().map(c -> c.syntax().verb()).toList();
+        assertEquals(verbs, SessionLanguage.verbs());
+        assertEquals(Set.copyOf(verbs).size(), verbs.size(), verbs.toString());
+        for (SessionCommand c : SessionLanguage.COMMANDS) {
+            assertTrue(c.syntax().usage().startsWith(c.syntax().verb() + (c.syntax().usage().equals(c.syntax().verb()) ? "" : " ")),
+                    c.syntax().usage());
+        }
+    }
+
+    @Test
     void theValidLinesCoverEveryCommand() {
         Set<String> covered = new HashSet<>();
         validLines().forEach(a -> covered.add((String) a.get()[0]));
