@@ -36,9 +36,9 @@ final class CompletionCommands {
         @Override
         void run(Session x, Statement s) throws Failure, InterruptedException {
             CompletionQueue cq = x.cq(s);
-            List<WorkCompletion> got = x.completions().poll(cq, x.values().size(s, "max", Long.MAX_VALUE));
-            if (got.isEmpty() && x.completions().waiting(cq).isEmpty()) x.out().printf("poll %s: empty%n", x.values().name(s, "cq"));
-            for (WorkCompletion wc : got) x.out().println("wc " + Completions.describe(wc));
+            List<WorkCompletion> got = x.completions.poll(cq, x.values.size(s, "max", Long.MAX_VALUE));
+            if (got.isEmpty() && x.completions.waiting(cq).isEmpty()) x.out.printf("poll %s: empty%n", x.values.name(s, "cq"));
+            for (WorkCompletion wc : got) x.out.println("wc " + Completions.describe(wc));
         }
     };
 
@@ -56,18 +56,18 @@ final class CompletionCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure, InterruptedException {
-            Values v = x.values();
+            Values v = x.values;
             CompletionQueue cq = x.cq(s);
             long count = v.size(s, "count", 1);
             Duration timeout = v.get(s, "timeout", Type.DURATION, DEFAULT_WAIT);
             long deadline = System.nanoTime() + timeout.toNanos();
             for (long got = 0; got < count; got++) {
-                WorkCompletion wc = x.completions().next(cq, null, deadline);
+                WorkCompletion wc = x.completions.next(cq, null, deadline);
                 if (wc == null) {
                     throw new Failure("wait: " + got + " of " + count + " completion(s) on cq " + v.name(s, "cq") + " within "
                             + Session.human(timeout) + x.stalledHint());
                 }
-                x.out().println("wc " + Completions.describe(wc));
+                x.out.println("wc " + Completions.describe(wc));
             }
         }
     };
@@ -97,14 +97,14 @@ final class CompletionCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure, InterruptedException {
-            Values v = x.values();
+            Values v = x.values;
             CompletionQueue cq = x.cq(s);
             String cqName = v.name(s, "cq");
             Long wantId = v.get(s, "wr_id", Type.U64, null);
             Duration timeout = v.get(s, "timeout", Type.DURATION, DEFAULT_WAIT);
-            WorkCompletion wc = x.completions().next(cq, wantId, System.nanoTime() + timeout.toNanos());
+            WorkCompletion wc = x.completions.next(cq, wantId, System.nanoTime() + timeout.toNanos());
             if (wc == null) {
-                List<String> others = x.completions().waiting(cq);
+                List<String> others = x.completions.waiting(cq);
                 throw new Failure("expect: no completion" + (wantId != null ? " with wr_id=" + Long.toUnsignedString(wantId) : "")
                         + " on cq " + cqName + " within " + Session.human(timeout)
                         + (others.isEmpty() ? "" : "; waiting there instead: " + String.join(", ", others)) + x.stalledHint());
@@ -114,18 +114,18 @@ final class CompletionCommands {
                 throw new Failure("expect failed: " + String.join("; ", diffs) + " (completion: " + Completions.describe(wc) + ")");
             }
             x.expectationMet();
-            x.out().println("expect ok: " + Completions.describe(wc));
+            x.out.println("expect ok: " + Completions.describe(wc));
         }
     };
 
     /** How the completion differs from what the expect statement asks. */
     private static List<String> differences(Session x, Statement s, WorkCompletion wc) throws Failure {
-        Values v = x.values();
+        Values v = x.values;
         List<String> diffs = new ArrayList<>();
         WcStatus status = v.get(s, "status", Type.STATUS, WcStatus.SUCCESS);
         if (wc.status() != status) diffs.add("status is " + wc.status() + ", expected " + status);
         if (s.has("qp")) {
-            Qp want = x.qpOrNull(v.name(s, "qp"));
+            Qp want = x.qps.get(v.name(s, "qp"));
             if (want != null && wc.qpNum() != want.qp.qpNum()) {
                 diffs.add(String.format("qp is 0x%06x, expected 0x%06x (%s)", wc.qpNum(), want.qp.qpNum(), v.name(s, "qp")));
             }

@@ -99,9 +99,9 @@ final class ConnectCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure {
-            Values v = x.values();
-            Session.Settings settings = x.settings();
-            PrintWriter out = x.out();
+            Values v = x.values;
+            Session.Settings settings = x.settings;
+            PrintWriter out = x.out;
             String qpName = v.name(s, "qp");
             Qp q = x.qp(s);
             Mtu mtu = v.get(s, "mtu", Type.MTU, settings.mtu());
@@ -114,11 +114,11 @@ final class ConnectCommands {
                 @SuppressWarnings("unchecked")
                 List<String> names = (List<String>) v.value(s.arg("publish"), Type.NAMES);
                 for (String n : names) {
-                    MemoryRegion mr = x.region(n);
+                    MemoryRegion mr = x.regions.require(n);
                     published.add(new RemoteRegion(n, mr.address(), mr.rkey(), mr.length()));
                 }
             }
-            PeerInfo local = new PeerInfo(0, q.qp.qpNum(), psn, x.device().gid(0), mtu.bytes(), rd, published);
+            PeerInfo local = new PeerInfo(0, q.qp.qpNum(), psn, x.device.gid(0), mtu.bytes(), rd, published);
             boolean listen = s.verb().equals("listen");
             InetAddress host = listen ? null : v.get(s, "host", Type.ADDRESS, settings.peer());
             if (listen) {
@@ -149,7 +149,7 @@ final class ConnectCommands {
             if (s.has("retry_cnt")) p.retryCnt((int) v.value(s.arg("retry_cnt"), Type.SMALL));
             if (s.has("rnr_retry")) p.rnrRetry((int) v.value(s.arg("rnr_retry"), Type.SMALL));
             if (s.has("min_rnr_timer")) p.minRnrTimer((int) v.value(s.arg("min_rnr_timer"), Type.SMALL));
-            RcConnect.connect(q.qp, peer.rcPeer(x.device().port()), psn, p);
+            RcConnect.connect(q.qp, peer.rcPeer(x.device.port()), psn, p);
             q.peer = peer;
             q.mtu = mtu;
             StringBuilder regions = new StringBuilder();

@@ -63,9 +63,9 @@ final class ControlCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure {
-            String spec = x.values().rest(s, false);
-            FaultInjector chaos = x.chaos();
-            PrintWriter out = x.out();
+            String spec = x.values.rest(s, false);
+            FaultInjector chaos = x.chaos;
+            PrintWriter out = x.out;
             if (chaos == null) throw new Failure("chaos: this node has no fault injector");
             if (spec.equals("off")) {
                 chaos.plan(Direction.IN, FaultPlan.none());
@@ -93,7 +93,7 @@ final class ControlCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure {
-            x.out().println(x.values().rest(s, true));
+            x.out.println(x.values.rest(s, true));
         }
     };
 
@@ -106,7 +106,7 @@ final class ControlCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure, InterruptedException {
-            Thread.sleep(Math.max(0, ((Duration) x.values().value(s.positional().get(0), Type.DURATION)).toMillis()));
+            Thread.sleep(Math.max(0, ((Duration) x.values.value(s.positional().get(0), Type.DURATION)).toMillis()));
         }
     };
 
@@ -115,7 +115,7 @@ final class ControlCommands {
         @Override
         void run(Session x, Statement s) {
             List<String> history = x.history();
-            for (int i = 0; i < history.size(); i++) x.out().printf("%5d  %s%n", i + 1, history.get(i));
+            for (int i = 0; i < history.size(); i++) x.out.printf("%5d  %s%n", i + 1, history.get(i));
         }
     };
 
@@ -132,7 +132,7 @@ final class ControlCommands {
 
         @Override
         void run(Session x, Statement s) {
-            PrintWriter out = x.out();
+            PrintWriter out = x.out;
             if (!s.positional().isEmpty()) {
                 Syntax c = SessionLanguage.command(s.positional().get(0).literal()).syntax();
                 out.println(c.usage());
@@ -155,7 +155,7 @@ final class ControlCommands {
         @Override
         void run(Session x, Statement s) throws Failure, Exit {
             throw new Exit(s.positional().isEmpty() ? (x.failures() > 0 ? 1 : 0)
-                    : SessionLanguage.exitCode(x.values().text(s.positional().get(0))));
+                    : SessionLanguage.exitCode(x.values.text(s.positional().get(0))));
         }
     };
 

@@ -46,13 +46,13 @@ final class MemoryCommands {
         @Override
         void run(Session x, Statement s) throws Failure {
             String name = s.positional().get(0).literal();
-            Values v = x.values();
+            Values v = x.values;
             long size = v.size(s, "size", 0);
             int access = v.get(s, "access", Type.ACCESS, Access.ALL);
             SessionLanguage.checkRegionAccess(access);
-            MemoryRegion mr = x.pd().allocateAndRegister(Math.toIntExact(size), access);
-            x.addRegion(name, mr);
-            x.out().printf("mr %s: %d bytes at 0x%x, lkey 0x%x, rkey 0x%x, %s%n", name, size, mr.address(), mr.lkey(), mr.rkey(),
+            MemoryRegion mr = x.pd.allocateAndRegister(Math.toIntExact(size), access);
+            x.regions.put(name, mr);
+            x.out.printf("mr %s: %d bytes at 0x%x, lkey 0x%x, rkey 0x%x, %s%n", name, size, mr.address(), mr.lkey(), mr.rkey(),
                     Access.toString(access));
         }
     };
@@ -69,8 +69,8 @@ final class MemoryCommands {
         @Override
         void run(Session x, Statement s) {
             String name = s.positional().get(0).literal();
-            x.removeRegion(name).deregister();
-            x.out().printf("dereg %s%n", name);
+            x.regions.remove(name).deregister();
+            x.out.printf("dereg %s%n", name);
         }
     };
 
@@ -81,11 +81,11 @@ final class MemoryCommands {
         @Override
         void run(Session x, Statement s) throws Failure {
             String name = s.positional().get(0).literal();
-            MemoryRegion mr = x.region(name);
+            MemoryRegion mr = x.regions.require(name);
             SessionBytes.Source src = source(x, s);
-            int[] r = x.values().range(s, mr, src.length());
+            int[] r = x.values.range(s, mr, src.length());
             SessionBytes.fill(mr.buffer(), r[0], r[1], src);
-            x.out().printf("fill %s: %d bytes at offset %d%n", name, r[1], r[0]);
+            x.out.printf("fill %s: %d bytes at offset %d%n", name, r[1], r[0]);
         }
     };
 
@@ -101,18 +101,18 @@ final class MemoryCommands {
         @Override
         void run(Session x, Statement s) throws Failure {
             String name = s.positional().get(0).literal();
-            MemoryRegion mr = x.region(name);
-            Values v = x.values();
+            MemoryRegion mr = x.regions.require(name);
+            Values v = x.values;
             String as = v.get(s, "as", Type.FORMAT, "hex");
             long dflt = as.equals("sha256") ? -1 : Math.min(64, mr.length() - v.size(s, "offset", 0));
             int[] r = v.range(s, mr, dflt);
             switch (as) {
-                case "sha256" -> x.out().printf("dump %s: sha256 of %d bytes at offset %d: %s%n", name, r[1], r[0],
+                case "sha256" -> x.out.printf("dump %s: sha256 of %d bytes at offset %d: %s%n", name, r[1], r[0],
                         SessionBytes.hex(SessionBytes.sha256(mr.buffer(), r[0], r[1])));
-                case "text" -> x.out().printf("dump %s: \"%s\"%n", name, SessionBytes.text(mr.buffer(), r[0], r[1]));
-                case "u64" -> x.out().printf("dump %s: %d bytes at offset %d, 64-bit words in host order%n%s", name, r[1], r[0],
+                case "text" -> x.out.printf("dump %s: \"%s\"%n", name, SessionBytes.text(mr.buffer(), r[0], r[1]));
+                case "u64" -> x.out.printf("dump %s: %d bytes at offset %d, 64-bit words in host order%n%s", name, r[1], r[0],
                         SessionBytes.words(mr.buffer(), r[0], r[1]));
-                default -> x.out().printf("dump %s: %d bytes at offset %d%n%s", name, r[1], r[0],
+                default -> x.out.printf("dump %s: %d bytes at offset %d%n%s", name, r[1], r[0],
                         SessionBytes.hexDump(mr.buffer(), r[0], r[1]));
             }
         }
@@ -125,25 +125,25 @@ final class MemoryCommands {
         @Override
         void run(Session x, Statement s) throws Failure {
             String name = s.positional().get(0).literal();
-            MemoryRegion mr = x.region(name);
+            MemoryRegion mr = x.regions.require(name);
             if (s.has("sha256")) {
-                byte[] want = (byte[]) x.values().value(s.arg("sha256"), Type.SHA256);
-                int[] r = x.values().range(s, mr, -1);
+                byte[] want = (byte[]) x.values.value(s.arg("sha256"), Type.SHA256);
+                int[] r = x.values.range(s, mr, -1);
                 byte[] have = SessionBytes.sha256(mr.buffer(), r[0], r[1]);
                 if (!Arrays.equals(want, have)) {
                     throw new Failure("compare " + name + " failed: the SHA-256 of " + r[1] + " bytes at offset " + r[0] + " is "
                             + SessionBytes.hex(have) + ", expected " + SessionBytes.hex(want));
                 }
                 x.compareMet();
-                x.out().printf("compare %s: ok, sha256 of %d bytes at offset %d is %s%n", name, r[1], r[0], SessionBytes.hex(have));
+                x.out.printf("compare %s: ok, sha256 of %d bytes at offset %d is %s%n", name, r[1], r[0], SessionBytes.hex(have));
                 return;
             }
             SessionBytes.Source src = source(x, s);
-            int[] r = x.values().range(s, mr, src.length());
+            int[] r = x.values.range(s, mr, src.length());
             String diff = SessionBytes.compare(mr.buffer(), r[0], r[1], src);
             if (diff != null) throw new Failure("compare " + name + " failed: " + diff);
             x.compareMet();
-            x.out().printf("compare %s: ok, %d bytes at offset %d%n", name, r[1], r[0]);
+            x.out.printf("compare %s: ok, %d bytes at offset %d%n", name, r[1], r[0]);
         }
     };
 
@@ -187,7 +187,7 @@ final class MemoryCommands {
 
     /** The bytes a fill or compare statement names, repeated as far as needed. */
     private static SessionBytes.Source source(Session x, Statement s) throws Failure {
-        Values v = x.values();
+        Values v = x.values;
         if (s.has("text")) return SessionBytes.repeat(v.text(s.arg("text")).getBytes(StandardCharsets.UTF_8));
         if (s.has("hex")) return SessionBytes.repeat((byte[]) v.value(s.arg("hex"), Type.HEX));
         if (s.has("u64")) return SessionBytes.repeat(SessionBytes.u64((long) v.value(s.arg("u64"), Type.U64)));
@@ -197,7 +197,7 @@ final class MemoryCommands {
             return SessionBytes.pattern(p, seed);
         }
         if (s.has("file")) {
-            Path base = x.settings().baseDir();
+            Path base = x.settings.baseDir();
             Path p = base == null ? Path.of(v.text(s.arg("file"))) : base.resolve(v.text(s.arg("file")));
             try {
                 byte[] b = Files.readAllBytes(p);

@@ -47,8 +47,8 @@ final class PostCommands {
             Qp q = x.qp(s);
             Sge[] sgl = new Sge[0];
             if (s.has("mr")) {
-                MemoryRegion mr = x.region(x.values().name(s, "mr"));
-                int[] r = x.values().range(s, mr, -1);
+                MemoryRegion mr = x.regions.require(x.values.name(s, "mr"));
+                int[] r = x.values.range(s, mr, -1);
                 sgl = new Sge[] {new Sge(mr.address() + r[0], r[1], mr.lkey())};
             }
             q.qp.postRecv(new ReceiveWorkRequest(wrId(x, s), sgl));
@@ -146,13 +146,13 @@ final class PostCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure {
-            Values v = x.values();
+            Values v = x.values;
             String qpName = v.name(s, "qp");
             Qp q = x.qp(s);
             SendWorkRequest wr = new SendWorkRequest().wrId(wrId(x, s));
             long size = 0;
             if (s.has("mr")) {
-                MemoryRegion mr = x.region(v.name(s, "mr"));
+                MemoryRegion mr = x.regions.require(v.name(s, "mr"));
                 int[] r = v.range(s, mr, atomic ? 8 : -1);
                 wr.sgl(new Sge(mr.address() + r[0], r[1], mr.lkey()));
                 size = r[1];
@@ -170,20 +170,20 @@ final class PostCommands {
                 int rkey = v.get(s, "rkey", Type.U32, r.rkey());
                 wr.remote(r.va() + roff, rkey);
             }
-            long packets0 = x.completions().packets(q.qp);
+            long packets0 = x.completions.packets(q.qp);
             long t0 = System.nanoTime();
             q.qp.postSend(wr);
             if ((flags & SendFlags.SIGNALED) != 0 || q.qp.initAttr().sqSigAll()) {
                 List<String> f = new ArrayList<>();
                 for (String k : List.of("inline", "solicited", "fence")) if (v.flag(s, k)) f.add(k);
-                x.completions().track(wr.wrId(), new Completions.Pending(op.name(), String.join(",", f), size, t0, packets0, s.line(), q.qp));
+                x.completions.track(wr.wrId(), new Completions.Pending(op.name(), String.join(",", f), size, t0, packets0, s.line(), q.qp));
             }
         }
     }
 
     /** wr_id= or the line number. */
     private static long wrId(Session x, Statement s) throws Failure {
-        return x.values().get(s, "wr_id", Type.U64, (long) s.line());
+        return x.values.get(s, "wr_id", Type.U64, (long) s.line());
     }
 
     private static RemoteRegion remote(Qp q, String name) throws Failure {

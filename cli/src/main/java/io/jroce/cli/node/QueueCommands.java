@@ -42,10 +42,10 @@ final class QueueCommands {
         @Override
         void run(Session x, Statement s) throws Failure {
             String name = s.positional().get(0).literal();
-            int depth = (int) x.values().size(s, "depth", 256);
-            CompletionQueue cq = x.device().createCq(depth);
+            int depth = (int) x.values.size(s, "depth", 256);
+            CompletionQueue cq = x.device.createCq(depth);
             x.addCq(name, cq);
-            x.out().printf("cq %s: depth %d%n", name, depth);
+            x.out.printf("cq %s: depth %d%n", name, depth);
         }
     };
 
@@ -87,18 +87,18 @@ final class QueueCommands {
         @Override
         void run(Session x, Statement s) throws Failure {
             String name = s.positional().get(0).literal();
-            Values v = x.values();
-            CompletionQueue send = x.cqOrNull(v.name(s, s.has("send_cq") ? "send_cq" : "cq"));
-            CompletionQueue recv = x.cqOrNull(v.name(s, s.has("recv_cq") ? "recv_cq" : "cq"));
+            Values v = x.values;
+            CompletionQueue send = x.cqs.get(v.name(s, s.has("send_cq") ? "send_cq" : "cq"));
+            CompletionQueue recv = x.cqs.get(v.name(s, s.has("recv_cq") ? "recv_cq" : "cq"));
             QpInitAttr init = new QpInitAttr(send, recv)
                     .maxSendWr((int) v.size(s, "send_wr", 128)).maxRecvWr((int) v.size(s, "recv_wr", 128))
                     .maxSendSge((int) v.size(s, "sge", 4)).maxRecvSge((int) v.size(s, "sge", 4))
                     .maxInlineData((int) v.size(s, "inline", 64)).sqSigAll(v.flag(s, "sig_all"));
             int access = v.get(s, "access", Type.ACCESS, Access.ALL);
-            QueuePair qp = x.pd().createQp(init);
+            QueuePair qp = x.pd.createQp(init);
             RcConnect.toInit(qp, RcConnect.Params.defaults().accessFlags(access));
-            x.addQp(name, new Qp(qp, access));
-            x.out().printf("qp %s: QPN 0x%06x, %s%n", name, qp.qpNum(), qp.state());
+            x.qps.put(name, new Qp(qp, access));
+            x.out.printf("qp %s: QPN 0x%06x, %s%n", name, qp.qpNum(), qp.state());
         }
     };
 
@@ -126,13 +126,13 @@ final class QueueCommands {
 
         @Override
         void run(Session x, Statement s) throws Failure {
-            Values v = x.values();
+            Values v = x.values;
             Qp q = x.qp(s);
             QpAttr a = new QpAttr();
             if (s.has("state")) a.state((QpState) v.value(s.arg("state"), Type.STATE));
             if (s.has("access")) a.accessFlags((int) v.value(s.arg("access"), Type.ACCESS));
             if (s.has("mtu")) a.pathMtu((Mtu) v.value(s.arg("mtu"), Type.MTU));
-            if (s.has("dest")) a.dest((InetAddress) v.value(s.arg("dest"), Type.ADDRESS), x.device().port());
+            if (s.has("dest")) a.dest((InetAddress) v.value(s.arg("dest"), Type.ADDRESS), x.device.port());
             if (s.has("dest_qpn")) a.destQpNum((int) v.value(s.arg("dest_qpn"), Type.QPN));
             if (s.has("rq_psn")) a.rqPsn((int) v.value(s.arg("rq_psn"), Type.PSN));
             if (s.has("sq_psn")) a.sqPsn((int) v.value(s.arg("sq_psn"), Type.PSN));
@@ -148,7 +148,7 @@ final class QueueCommands {
             }
             QpState before = q.qp.state();
             q.qp.modify(a);
-            x.out().printf("modify %s: %s -> %s%n", v.name(s, "qp"), before, q.qp.state());
+            x.out.printf("modify %s: %s -> %s%n", v.name(s, "qp"), before, q.qp.state());
         }
     };
 
@@ -163,9 +163,9 @@ final class QueueCommands {
         void run(Session x, Statement s) throws Failure {
             Qp q = x.qp(s);
             QpAttr a = q.qp.query();
-            x.out().printf("query %s: QPN 0x%06x state %s mtu %d dest %s:%d dest_qpn 0x%06x rq_psn 0x%06x sq_psn 0x%06x access %s "
+            x.out.printf("query %s: QPN 0x%06x state %s mtu %d dest %s:%d dest_qpn 0x%06x rq_psn 0x%06x sq_psn 0x%06x access %s "
                             + "rd_atomic %d dest_rd_atomic %d min_rnr_timer %d ack_timeout %d retry_cnt %d rnr_retry %d%n",
-                    x.values().name(s, "qp"), q.qp.qpNum(), a.state(), a.pathMtu().bytes(),
+                    x.values.name(s, "qp"), q.qp.qpNum(), a.state(), a.pathMtu().bytes(),
                     a.destAddress() == null ? "-" : a.destAddress().getHostAddress(), a.destPort(), a.destQpNum(), a.rqPsn(),
                     a.sqPsn(), Access.toString(a.accessFlags()), a.maxRdAtomic(), a.maxDestRdAtomic(), a.minRnrTimer(), a.timeout(),
                     a.retryCnt(), a.rnrRetry());

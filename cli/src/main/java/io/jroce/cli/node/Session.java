@@ -18,7 +18,6 @@ import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -70,17 +69,18 @@ final class Session {
         }
     }
 
-    private final Device device;
-    private final FaultInjector chaos;
-    private final Settings settings;
-    private final PrintWriter out;
-    private final ProtectionDomain pd;
-    private final Map<String, MemoryRegion> mrs = new LinkedHashMap<>();
-    private final Map<String, CompletionQueue> cqs = new LinkedHashMap<>();
-    private final Map<String, Qp> qps = new LinkedHashMap<>();
+    // what the commands work with
+    final Device device;
+    final FaultInjector chaos;
+    final Settings settings;
+    final PrintWriter out;
+    final ProtectionDomain pd;
+    final Named<MemoryRegion> regions = new Named<>("memory region");
+    final Named<CompletionQueue> cqs = new Named<>("completion queue");
+    final Named<Qp> qps = new Named<>("queue pair");
+    final Values values = new Values(this);
+    final Completions completions;
     private final List<String> history = new ArrayList<>();
-    private final Values values = new Values(this);
-    private final Completions completions;
     private int expectations;
     private int compares;
     private int failures;
@@ -137,91 +137,28 @@ final class Session {
     }
 
     // ------------------------------------------------------------------------------------------------
-    // what the commands work with
+    // objects by name
 
-    Values values() {
-        return values;
-    }
-
-    Completions completions() {
-        return completions;
-    }
-
-    PrintWriter out() {
-        return out;
-    }
-
-    Device device() {
-        return device;
-    }
-
-    ProtectionDomain pd() {
-        return pd;
-    }
-
-    Settings settings() {
-        return settings;
-    }
-
-    FaultInjector chaos() {
-        return chaos;
-    }
-
-    void addRegion(String name, MemoryRegion mr) {
-        mrs.put(name, mr);
-    }
-
-    MemoryRegion removeRegion(String name) {
-        return mrs.remove(name);
-    }
-
-    MemoryRegion regionOrNull(String name) {
-        return mrs.get(name);
-    }
-
-    MemoryRegion region(String name) throws Failure {
-        MemoryRegion mr = mrs.get(name);
-        if (mr == null) throw new Failure("no memory region '" + name + "'");
-        return mr;
-    }
-
+    /** A new CQ, with its backlog. */
     void addCq(String name, CompletionQueue cq) {
         cqs.put(name, cq);
         completions.add(cq);
     }
 
-    CompletionQueue cqOrNull(String name) {
-        return cqs.get(name);
-    }
-
     /** The CQ named by {@code cq=}. */
     CompletionQueue cq(Statement s) throws Failure {
-        String name = values.name(s, "cq");
-        CompletionQueue cq = cqs.get(name);
-        if (cq == null) throw new Failure("no completion queue '" + name + "'");
-        return cq;
-    }
-
-    void addQp(String name, Qp qp) {
-        qps.put(name, qp);
-    }
-
-    Qp qpOrNull(String name) {
-        return qps.get(name);
+        return cqs.require(values.name(s, "cq"));
     }
 
     /** The QP named by {@code qp=}. */
     Qp qp(Statement s) throws Failure {
-        String name = values.name(s, "qp");
-        Qp q = qps.get(name);
-        if (q == null) throw new Failure("no queue pair '" + name + "'");
-        return q;
+        return qps.require(values.name(s, "qp"));
     }
 
     /** Why a wait may have found nothing: the QPs' states and the retry counters. */
     String stalledHint() {
         List<String> states = new ArrayList<>();
-        for (Map.Entry<String, Qp> e : qps.entrySet()) {
+        for (Map.Entry<String, Qp> e : qps.entries()) {
             QueuePair qp = e.getValue().qp;
             String reason = qp.errorReason();
             states.add(e.getKey() + " " + qp.state() + (reason == null ? "" : " (" + reason + ")"));
@@ -239,7 +176,7 @@ final class Session {
             out.println("counters device " + device.address().getHostAddress() + ": " + format(device.counters().asMap(), all));
         }
         if (all || which.equals("nonzero") || which.equals("qp")) {
-            for (Map.Entry<String, Qp> e : qps.entrySet()) {
+            for (Map.Entry<String, Qp> e : qps.entries()) {
                 out.printf("counters qp %s 0x%06x: %s%n", e.getKey(), e.getValue().qp.qpNum(), format(e.getValue().qp.counters().asMap(), all));
             }
         }
@@ -273,7 +210,7 @@ final class Session {
 
     void stats() {
         if (qps.isEmpty()) out.println("stats: no queue pairs");
-        for (Map.Entry<String, Qp> e : qps.entrySet()) out.println("stats " + e.getKey() + ": " + e.getValue().qp.describe());
+        for (Map.Entry<String, Qp> e : qps.entries()) out.println("stats " + e.getKey() + ": " + e.getValue().qp.describe());
         out.flush();
     }
 
@@ -298,7 +235,7 @@ final class Session {
 
     /** Whether any QP got connected to a peer. */
     boolean hadPeer() {
-        for (Qp q : qps.values()) if (q.peer != null) return true;
+        for (Qp q : qps.all()) if (q.peer != null) return true;
         return false;
     }
 

@@ -83,7 +83,7 @@ final class Values {
     }
 
     private String resolve(Ref r) throws Failure {
-        MemoryRegion mr = session.regionOrNull(r.object());
+        MemoryRegion mr = session.regions.get(r.object());
         if (mr != null) {
             return switch (r.field()) {
                 case "addr" -> "0x" + Long.toHexString(mr.address());
@@ -93,7 +93,7 @@ final class Values {
                 default -> throw new Failure("a memory region has no field " + r.field());
             };
         }
-        Qp q = session.qpOrNull(r.object());
+        Qp q = session.qps.get(r.object());
         if (q != null) {
             return switch (r.field()) {
                 case "qpn" -> String.format("0x%06x", q.qp.qpNum());
@@ -102,11 +102,11 @@ final class Values {
                 default -> throw new Failure("a queue pair has no field " + r.field());
             };
         }
-        CompletionQueue cq = session.cqOrNull(r.object());
+        CompletionQueue cq = session.cqs.get(r.object());
         if (cq != null) {
             return switch (r.field()) {
                 case "depth" -> Integer.toString(cq.depth());
-                case "size" -> Integer.toString(session.completions().size(cq));
+                case "size" -> Integer.toString(session.completions.size(cq));
                 default -> throw new Failure("a completion queue has no field " + r.field());
             };
         }
