@@ -4,6 +4,7 @@ import io.jroce.cli.demo.DemoCommand;
 import io.jroce.cli.inspect.InspectCommand;
 import io.jroce.cli.perf.PerfCommand;
 import io.jroce.cli.perf.PingpongCommand;
+import io.jroce.cli.node.NodeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

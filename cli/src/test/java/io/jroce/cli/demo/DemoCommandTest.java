@@ -2,8 +2,8 @@ package io.jroce.cli.demo;
 
 import io.jroce.cli.Cli;
 import io.jroce.cli.Main;
-import io.jroce.cli.SessionScriptsTest;
 
+import io.jroce.cli.node.SessionScriptsTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -18,10 +18,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-import static io.jroce.cli.SessionHarness.A;
-import static io.jroce.cli.SessionHarness.B;
-import static io.jroce.cli.SessionHarness.port;
-import static io.jroce.cli.SessionHarness.show;
+import static io.jroce.cli.node.SessionHarness.A;
+import static io.jroce.cli.node.SessionHarness.B;
+import static io.jroce.cli.node.SessionHarness.port;
+import static io.jroce.cli.node.SessionHarness.show;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -78,6 +78,14 @@ final class SessionSyntax {
 
         Token arg(String key) {
             return named.get(key);
+        }
+
+        /** Every word after the verb, positional and named, in the order of the line. */
+        List<Token> inOrder() {
+            List<Token> all = new ArrayList<>(positional);
+            all.addAll(named.values());
+            all.sort((a, b) -> Integer.compare(a.column(), b.column()));
+            return all;
         }
     }
 

@@ -1,5 +1,6 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
+import io.jroce.cli.Cli.Result;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -10,17 +11,17 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import static io.jroce.cli.SessionHarness.pair;
-import static io.jroce.cli.SessionHarness.show;
-import static io.jroce.cli.SessionHarness.single;
+import static io.jroce.cli.node.SessionHarness.pair;
+import static io.jroce.cli.node.SessionHarness.show;
+import static io.jroce.cli.node.SessionHarness.single;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Sessions run from files, the way a person runs them: the session language reference's examples (read from
- * docs/session-language.md, so they cannot rot), the shipped examples in cli/examples, and sessions that fail
- * on purpose. Two nodes run in this JVM on two threads, on 127.0.2.1 and 127.0.2.2.
+ * Sessions run from files, the way a person runs them: the reference's examples (read from docs/session-language.md, so they
+ * cannot rot), the shipped examples in cli/examples, and sessions that fail on purpose. Two nodes run in this
+ * JVM on two threads, on 127.0.2.1 and 127.0.2.2.
  */
 public class SessionScriptsTest {
     @TempDir
@@ -32,44 +33,44 @@ public class SessionScriptsTest {
         return Files.exists(here.resolve("README.md")) && Files.isDirectory(here.resolve("cli")) ? here : here.getParent();
     }
 
-    /** The session language reference: its command table and its examples are checked here. */
-    static Path reference() {
-        return repo().resolve("docs/session-language.md");
+    /** The reference of the language: its table and its examples. */
+    static String reference() throws Exception {
+        return Files.readString(repo().resolve("docs/session-language.md"));
     }
 
-    static List<String> readmeSessions() throws Exception {
-        String readme = Files.readString(reference());
+    static List<String> exampleSessions() throws Exception {
+        String doc = reference();
         List<String> blocks = new ArrayList<>();
-        Matcher m = Pattern.compile("```jroce\\R(.*?)```", Pattern.DOTALL).matcher(readme);
+        Matcher m = Pattern.compile("```jroce\\R(.*?)```", Pattern.DOTALL).matcher(doc);
         while (m.find()) blocks.add(m.group(1));
         return blocks;
     }
 
     @Test
-    void theReadmeReferenceTableIsTheLanguage() throws Exception {
-        String readme = Files.readString(reference());
+    void theReferenceTableIsTheLanguage() throws Exception {
+        String doc = reference();
         String rows = String.join("\n", SessionLanguage.referenceRows());
-        assertTrue(readme.contains("| command | what it does |\n|---|---|\n" + rows + "\n"),
-                "docs/session-language.md's table under 'Commands' must be exactly:\n" + rows);
+        assertTrue(doc.contains("| command | what it does |\n|---|---|\n" + rows + "\n"),
+                "docs/session-language.md's table must be exactly:\n" + rows);
     }
 
     @Test
-    void theReadmeSessionExamplesRun() throws Exception {
-        List<String> blocks = readmeSessions();
+    void theReferenceExamplesRun() throws Exception {
+        List<String> blocks = exampleSessions();
         assertTrue(blocks.size() >= 3, "docs/session-language.md has jroce examples: " + blocks.size());
         int ran = 0;
         for (int i = 0; i < blocks.size(); i++) {
             String block = blocks.get(i);
             if (block.contains("\nlisten")) {
                 String active = blocks.get(++i);
-                assertTrue(active.contains("\nconnect"), "a listening README example is followed by its connecting peer:\n" + active);
-                Cli.Result[] r = pair(dir, block, active, List.of(), List.of());
-                assertEquals(0, r[0].exit(), "README example (passive side):\n" + block + show(r[0]));
-                assertEquals(0, r[1].exit(), "README example (active side):\n" + active + show(r[1]));
+                assertTrue(active.contains("\nconnect"), "a listening example is followed by its connecting peer:\n" + active);
+                Result[] r = pair(dir, block, active, List.of(), List.of());
+                assertEquals(0, r[0].exit(), "example (passive side):\n" + block + show(r[0]));
+                assertEquals(0, r[1].exit(), "example (active side):\n" + active + show(r[1]));
                 ran += 2;
             } else {
-                Cli.Result r = single(dir, block);
-                assertEquals(0, r.exit(), "README example:\n" + block + show(r));
+                Result r = single(dir, block);
+                assertEquals(0, r.exit(), "example:\n" + block + show(r));
                 ran++;
             }
         }
@@ -79,7 +80,7 @@ public class SessionScriptsTest {
     @Test
     void theShippedExamplesExchangeEveryOperation() throws Exception {
         Path examples = repo().resolve("cli/src/main/resources/io/jroce/cli/examples");
-        Cli.Result[] r = pair(examples.resolve("server.jroce"), examples.resolve("client.jroce"), List.of("--mtu", "4096", "--results"),
+        Result[] r = pair(examples.resolve("server.jroce"), examples.resolve("client.jroce"), List.of("--mtu", "4096", "--results"),
                 List.of("--mtu", "4096", "--results"));
         assertEquals(0, r[0].exit(), show(r[0]));
         assertEquals(0, r[1].exit(), show(r[1]));
@@ -115,7 +116,7 @@ public class SessionScriptsTest {
                 send mr=b len=5
                 expect opcode=SEND
                 """;
-        Cli.Result[] r = pair(dir, passive, active, List.of(), List.of());
+        Result[] r = pair(dir, passive, active, List.of(), List.of());
         assertEquals(1, r[0].exit(), show(r[0]));
         assertEquals(dir.resolve("a.jroce") + ":6: expect failed: len is 5, expected 4096 (completion: wr_id=1 SUCCESS RECV len=5 qp=0x000011)",
                 r[0].err().strip());
@@ -145,7 +146,7 @@ public class SessionScriptsTest {
                 expect status=REM_ACCESS_ERR
                 query
                 """;
-        Cli.Result[] r = pair(dir, passive, active, List.of(), List.of());
+        Result[] r = pair(dir, passive, active, List.of(), List.of());
         assertEquals(0, r[0].exit(), show(r[0]));
         assertEquals(0, r[1].exit(), show(r[1]));
         assertTrue(r[1].out().contains("expect ok: wr_id=5 REM_ACCESS_ERR"), r[1].out());
@@ -161,7 +162,7 @@ public class SessionScriptsTest {
             active.append("write mr=b remote=box\nexpect opcode=RDMA_WRITE timeout=30s\nread mr=b remote=box\nexpect opcode=RDMA_READ len=65536 timeout=30s\n");
         }
         active.append("compare b pattern=seq\nsend mr=b len=4\nexpect opcode=SEND timeout=30s\ncounters chaos\n");
-        Cli.Result[] r = pair(dir, passive.toString(), active.toString(), List.of("--chaos", "drop=0.05,reorder=0.05,dup=0.02,seed=11"),
+        Result[] r = pair(dir, passive.toString(), active.toString(), List.of("--chaos", "drop=0.05,reorder=0.05,dup=0.02,seed=11"),
                 List.of("--chaos", "drop=0.05,reorder=0.05,dup=0.02,seed=12"));
         assertEquals(0, r[0].exit(), show(r[0]) + "\n=== active side\n" + show(r[1]));
         assertEquals(0, r[1].exit(), show(r[1]) + "\n=== passive side\n" + show(r[0]));
@@ -174,7 +175,7 @@ public class SessionScriptsTest {
 
     @Test
     void modifyingToErrorFlushesEveryReceive() throws Exception {
-        Cli.Result r = single(dir, """
+        Result r = single(dir, """
                 cq c
                 qp q
                 mr b size=4k
@@ -203,7 +204,7 @@ public class SessionScriptsTest {
     @Test
     void localCommandsShowWhatTheyDid() throws Exception {
         Files.writeString(dir.resolve("payload.txt"), "abc");
-        Cli.Result r = single(dir, """
+        Result r = single(dir, """
                 mr buf size=64 access=local_write
                 fill buf text="hi\\tthere"
                 dump buf len=8 as=text
@@ -236,13 +237,13 @@ public class SessionScriptsTest {
 
     @Test
     void aCompareFailureNamesTheFirstDifference() throws Exception {
-        Cli.Result r = single(dir, "mr b size=16\nfill b text=abc\ncompare b text=abd\necho not reached\n");
+        Result r = single(dir, "mr b size=16\nfill b text=abc\ncompare b text=abd\necho not reached\n");
         assertEquals(1, r.exit(), show(r));
         assertEquals(dir.resolve("single.jroce") + ":3: compare b failed: byte at offset 2 is 0x63, expected 0x64; 1 of 3 bytes differ",
                 r.err().strip());
         assertFalse(r.out().contains("not reached"));
 
-        Cli.Result sha = single(dir, "mr b size=16\ncompare b sha256=" + "ab".repeat(32) + "\n");
+        Result sha = single(dir, "mr b size=16\ncompare b sha256=" + "ab".repeat(32) + "\n");
         assertEquals(1, sha.exit(), show(sha));
         assertTrue(sha.err().contains("/single.jroce:2: compare b failed: the SHA-256 of 16 bytes at offset 0 is "
                 + "374708fff7719dd5979ec875d56cd2286f6d3cf7ec317a3b25632aab28ec37bb, expected abab"), sha.err());
@@ -250,14 +251,14 @@ public class SessionScriptsTest {
 
     @Test
     void aCompletionThatNeverComesTimesOut() throws Exception {
-        Cli.Result r = single(dir, "cq c\nqp q\nexpect timeout=50ms\n");
+        Result r = single(dir, "cq c\nqp q\nexpect timeout=50ms\n");
         assertEquals(1, r.exit(), show(r));
         assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":3: expect: no completion on cq c within 50 ms; qp q INIT"), r.err());
     }
 
     @Test
     void exitEndsTheSessionWithItsStatus() throws Exception {
-        Cli.Result r = single(dir, "echo one\nexit 3\necho two\n");
+        Result r = single(dir, "echo one\nexit 3\necho two\n");
         assertEquals(3, r.exit(), show(r));
         assertTrue(r.out().startsWith("one\n"), r.out());
         assertFalse(r.out().contains("two"), r.out());
@@ -265,7 +266,7 @@ public class SessionScriptsTest {
 
     @Test
     void chaosChangesWhileTheSessionRuns() throws Exception {
-        Cli.Result r = single(dir, "chaos drop=0.25 dup=0.1\ncounters chaos\nchaos off\n", "--chaos", "seed=9");
+        Result r = single(dir, "chaos drop=0.25 dup=0.1\ncounters chaos\nchaos off\n", "--chaos", "seed=9");
         assertEquals(0, r.exit(), show(r));
         assertTrue(r.out().contains("chaos: in.drop=0.25,in.dup=0.1,"), r.out());
         assertTrue(r.out().contains(",seed=9\n"), r.out());
@@ -275,7 +276,7 @@ public class SessionScriptsTest {
 
     @Test
     void aVerbTheEndpointRefusesStopsTheSession() throws Exception {
-        Cli.Result r = single(dir, "cq c\nqp q recv_wr=1\nmr b size=64\nrecv mr=b\nrecv mr=b\n");
+        Result r = single(dir, "cq c\nqp q recv_wr=1\nmr b size=64\nrecv mr=b\nrecv mr=b\n");
         assertEquals(1, r.exit(), show(r));
         assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":5: recv: receive queue of QP 0x11 is full (1 entries)"), r.err());
         assertFalse(r.err().contains("\tat "), r.err());

@@ -1,7 +1,8 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
-import io.jroce.cli.SessionSyntax.ScriptException;
-import io.jroce.cli.SessionSyntax.Statement;
+import io.jroce.cli.Main;
+import io.jroce.cli.node.SessionSyntax.ScriptException;
+import io.jroce.cli.node.SessionSyntax.Statement;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
@@ -45,12 +46,12 @@ import java.util.concurrent.Callable;
                     + "peer node, SEND / RDMA WRITE / READ / atomics, and expectations on completions and memory.",
             "Without --script the session is read from standard input; when that is a terminal, at a prompt "
                     + "(line editing is the terminal's; 'history' lists the lines, !N repeats one).",
-            "The language is described by 'help' at the prompt and in README.md (section 'jroce node').",
+            "The language is described by 'help' at the prompt and in docs/session-language.md.",
             "Exit status: 0 if every expectation was met, 1 if one failed or the run failed, 2 for a usage or script "
                     + "error (reported with line and column before any traffic), or the status given to 'exit'."
         })
-final class NodeCommand implements Callable<Integer> {
-    static final int DEFAULT_TCP_PORT = 18515;
+public final class NodeCommand implements Callable<Integer> {
+    public static final int DEFAULT_TCP_PORT = 18515;
 
     @Spec
     CommandSpec spec;
@@ -94,7 +95,7 @@ final class NodeCommand implements Callable<Integer> {
     private final InputStream stdin;
     private final Boolean terminal;
 
-    NodeCommand() {
+    public NodeCommand() {
         this(null, null);
     }
 

@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.Mtu;
@@ -16,11 +16,11 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * The commands of the session language, their arguments and the types of their values: the single source
- * for validation ({@link SessionChecker}), for {@code help} and for the reference table in README.md (a test
- * keeps the two equal).
+ * The session language: its commands, listed once in {@link #COMMANDS} (read by the checker, the session,
+ * {@code help} and the reference table in docs/session-language.md, which a test keeps equal), and the types
+ * of the values their arguments take.
  */
-final class SessionLanguage {
+public final class SessionLanguage {
     private SessionLanguage() {
     }
 
@@ -30,163 +30,24 @@ final class SessionLanguage {
         STATUS, OPCODE, STATE, MTU, ADDRESS, IMM_OR_NONE, KEY_OR_REMOTE, EXIT_CODE
     }
 
-    /** What follows the verb before the named arguments. */
-    enum Positional {
-        /** nothing */
-        NONE,
-        /** exactly one object name */
-        NAME,
-        /** at most one word */
-        OPTIONAL_WORD,
-        /** exactly one word (a duration for sleep) */
-        WORD,
-        /** all the rest of the line, as text */
-        REST
-    }
+    /** Every command, in the order of the reference table and of {@code help}: the one place a command is listed. */
+    static final List<SessionCommand> COMMANDS = List.of(
+            MemoryCommands.MR, MemoryCommands.DEREG, MemoryCommands.FILL, MemoryCommands.DUMP, MemoryCommands.COMPARE,
+            QueueCommands.CQ, QueueCommands.QP,
+            ConnectCommands.LISTEN, ConnectCommands.CONNECT,
+            PostCommands.RECV, PostCommands.SEND, PostCommands.WRITE, PostCommands.READ, PostCommands.CAS, PostCommands.FADD,
+            CompletionCommands.POLL, CompletionCommands.WAIT, CompletionCommands.EXPECT,
+            ControlCommands.COUNTERS, ControlCommands.STATS,
+            QueueCommands.MODIFY, QueueCommands.QUERY,
+            ControlCommands.CHAOS, ControlCommands.ECHO, ControlCommands.SLEEP, ControlCommands.HISTORY, ControlCommands.HELP,
+            ControlCommands.EXIT);
 
-    record Arg(String key, Type type, boolean required) {
-    }
+    private static final Map<String, SessionCommand> BY_VERB = COMMANDS.stream()
+            .collect(Collectors.toMap(c -> c.syntax().verb(), c -> c, (a, b) -> {
+                throw new IllegalStateException("two commands are called " + a.syntax().verb());
+            }, LinkedHashMap::new));
 
-    record Command(String verb, Positional positional, String usage, String summary, List<Arg> args) {
-        Arg arg(String key) {
-            for (Arg a : args) if (a.key().equals(key)) return a;
-            return null;
-        }
-
-        List<String> keys() {
-            return args.stream().map(Arg::key).toList();
-        }
-    }
-
-    private static Arg req(String key, Type t) {
-        return new Arg(key, t, true);
-    }
-
-    private static Arg opt(String key, Type t) {
-        return new Arg(key, t, false);
-    }
-
-    private static List<Arg> args(Object... a) {
-        List<Arg> out = new ArrayList<>();
-        for (Object o : a) {
-            if (o instanceof Arg x) out.add(x);
-            else if (o instanceof List<?> l) for (Object y : l) out.add((Arg) y);
-        }
-        return List.copyOf(out);
-    }
-
-    private static final List<Arg> SOURCES = List.of(opt("text", Type.TEXT), opt("hex", Type.HEX), opt("pattern", Type.PATTERN),
-            opt("seed", Type.U64), opt("file", Type.TEXT), opt("u64", Type.U64));
-    private static final List<Arg> RANGE = List.of(opt("offset", Type.SIZE), opt("len", Type.SIZE));
-    private static final List<Arg> WR = List.of(opt("qp", Type.NAME), opt("wr_id", Type.U64), opt("unsignaled", Type.BOOL),
-            opt("fence", Type.BOOL));
-    private static final List<Arg> REMOTE = List.of(req("remote", Type.NAME), opt("roffset", Type.SIZE), opt("rkey", Type.U32));
-    private static final List<Arg> CONNECT = List.of(opt("qp", Type.NAME), opt("port", Type.PORT), opt("publish", Type.NAMES),
-            opt("mtu", Type.MTU), opt("psn", Type.PSN), opt("rd_atomic", Type.SMALL), opt("timeout", Type.DURATION),
-            opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL), opt("min_rnr_timer", Type.SMALL));
-
-    /** Every command, in the order of the reference table. */
-    static final List<Command> COMMANDS = List.of(
-            new Command("mr", Positional.NAME, "mr NAME size=SIZE [access=FLAGS]",
-                    "register a zero-filled memory region; FLAGS: local_write,remote_write,remote_read,remote_atomic or all (default)",
-                    args(req("size", Type.SIZE), opt("access", Type.ACCESS))),
-            new Command("dereg", Positional.NAME, "dereg NAME", "deregister a region: its lkey and rkey stop working",
-                    args()),
-            new Command("fill", Positional.NAME, "fill NAME SOURCE [offset=N] [len=N]",
-                    "write bytes into a region; SOURCE: text=STR, hex=HEX, pattern=zero|seq|random [seed=N], file=PATH or u64=N (host order)",
-                    args(SOURCES, RANGE)),
-            new Command("dump", Positional.NAME, "dump NAME [offset=N] [len=N] [as=hex|text|u64|sha256]",
-                    "print region bytes (default: hex of the first 64 bytes)",
-                    args(RANGE, opt("as", Type.FORMAT))),
-            new Command("compare", Positional.NAME, "compare NAME SOURCE|sha256=HEX [offset=N] [len=N]",
-                    "check region bytes against a SOURCE (as for fill) or a SHA-256; a difference fails the session",
-                    args(SOURCES, opt("sha256", Type.SHA256), RANGE)),
-            new Command("cq", Positional.NAME, "cq NAME [depth=N]", "create a completion queue (default depth 256)",
-                    args(opt("depth", Type.SIZE))),
-            new Command("qp", Positional.NAME,
-                    "qp NAME [cq=CQ] [send_cq=CQ] [recv_cq=CQ] [send_wr=N] [recv_wr=N] [sge=N] [inline=N] [sig_all] [access=FLAGS]",
-                    "create an RC queue pair and move it to INIT, so receives can be posted before the connection exists",
-                    args(opt("cq", Type.NAME), opt("send_cq", Type.NAME), opt("recv_cq", Type.NAME), opt("send_wr", Type.SIZE),
-                            opt("recv_wr", Type.SIZE), opt("sge", Type.SIZE), opt("inline", Type.SIZE), opt("sig_all", Type.BOOL),
-                            opt("access", Type.ACCESS))),
-            new Command("listen", Positional.NONE,
-                    "listen [qp=QP] [port=N] [publish=MR,...] [mtu=N] [psn=N] [rd_atomic=N] [timeout=DUR] [ack_timeout=N] [retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N]",
-                    "wait for one peer's connect on TCP (default port: --port, timeout 60s), exchange QPN, PSN, GID, MTU and published regions, "
-                            + "move the QP to RTS (defaults: rd_atomic 4, ack_timeout 17 = 0.5 s, retry_cnt 7, rnr_retry 7 = forever, min_rnr_timer 12)",
-                    args(CONNECT)),
-            new Command("connect", Positional.NONE,
-                    "connect [qp=QP] [host=ADDR] [port=N] [publish=MR,...] [mtu=N] [psn=N] [rd_atomic=N] [timeout=DUR] [ack_timeout=N] [retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N]",
-                    "connect to a listening peer (default host: --peer), retrying until it listens; then as listen",
-                    args(CONNECT, opt("host", Type.ADDRESS))),
-            new Command("recv", Positional.NONE, "recv [qp=QP] [mr=MR [offset=N] [len=N]] [wr_id=N]",
-                    "post a receive (without mr=: no buffer, for RDMA WRITE with immediate)",
-                    args(opt("qp", Type.NAME), opt("mr", Type.NAME), RANGE, opt("wr_id", Type.U64))),
-            new Command("send", Positional.NONE,
-                    "send [qp=QP] [mr=MR [offset=N] [len=N]] [imm=N | inv=REMOTE|N] [solicited] [inline] [unsignaled] [fence] [wr_id=N]",
-                    "post a SEND (SEND_WITH_IMM with imm=, SEND_WITH_INV invalidating the peer's rkey with inv=)",
-                    args(WR, opt("mr", Type.NAME), RANGE, opt("imm", Type.U32), opt("inv", Type.KEY_OR_REMOTE),
-                            opt("solicited", Type.BOOL), opt("inline", Type.BOOL))),
-            new Command("write", Positional.NONE,
-                    "write [qp=QP] mr=MR [offset=N] [len=N] remote=REMOTE [roffset=N] [rkey=N] [imm=N] [solicited] [inline] [unsignaled] [fence] [wr_id=N]",
-                    "post an RDMA WRITE (WITH_IMM with imm=) into a region the peer published",
-                    args(WR, req("mr", Type.NAME), RANGE, REMOTE, opt("imm", Type.U32), opt("solicited", Type.BOOL),
-                            opt("inline", Type.BOOL))),
-            new Command("read", Positional.NONE,
-                    "read [qp=QP] mr=MR [offset=N] [len=N] remote=REMOTE [roffset=N] [rkey=N] [unsignaled] [fence] [wr_id=N]",
-                    "post an RDMA READ from a region the peer published into a local one",
-                    args(WR, req("mr", Type.NAME), RANGE, REMOTE)),
-            new Command("cas", Positional.NONE,
-                    "cas [qp=QP] mr=MR [offset=N] remote=REMOTE [roffset=N] [rkey=N] compare=N swap=N [unsignaled] [fence] [wr_id=N]",
-                    "post an atomic compare-and-swap on the peer's 8-byte word; the original value lands in mr",
-                    args(WR, req("mr", Type.NAME), opt("offset", Type.SIZE), REMOTE, req("compare", Type.U64), req("swap", Type.U64))),
-            new Command("fadd", Positional.NONE,
-                    "fadd [qp=QP] mr=MR [offset=N] remote=REMOTE [roffset=N] [rkey=N] add=N [unsignaled] [fence] [wr_id=N]",
-                    "post an atomic fetch-and-add on the peer's 8-byte word; the original value lands in mr",
-                    args(WR, req("mr", Type.NAME), opt("offset", Type.SIZE), REMOTE, req("add", Type.U64))),
-            new Command("poll", Positional.NONE, "poll [cq=CQ] [max=N]",
-                    "print the completions waiting in a CQ, without waiting",
-                    args(opt("cq", Type.NAME), opt("max", Type.SIZE))),
-            new Command("wait", Positional.NONE, "wait [cq=CQ] [count=N] [timeout=DUR]",
-                    "wait for N completions (default 1) and print them; none within the timeout (default 10s) fails the session",
-                    args(opt("cq", Type.NAME), opt("count", Type.SIZE), opt("timeout", Type.DURATION))),
-            new Command("expect", Positional.NONE,
-                    "expect [cq=CQ] [wr_id=N] [status=S] [opcode=O] [len=N] [imm=N|none] [inv=N|none] [qp=QP] [timeout=DUR]",
-                    "take the next completion (the first with wr_id=, if given) and check its fields; status defaults to SUCCESS; "
-                            + "a difference or a timeout (default 10s) fails the session",
-                    args(opt("cq", Type.NAME), opt("wr_id", Type.U64), opt("status", Type.STATUS), opt("opcode", Type.OPCODE),
-                            opt("len", Type.SIZE), opt("imm", Type.IMM_OR_NONE), opt("inv", Type.IMM_OR_NONE), opt("qp", Type.NAME),
-                            opt("timeout", Type.DURATION))),
-            new Command("counters", Positional.OPTIONAL_WORD, "counters [device|qp|chaos|all]",
-                    "print non-zero counters of the device, each QP and the fault injector (all: zeros too)",
-                    args()),
-            new Command("stats", Positional.NONE, "stats", "one line of live state per QP: state, PSNs, queue use, retries",
-                    args()),
-            new Command("modify", Positional.NONE,
-                    "modify [qp=QP] [state=S] [access=FLAGS] [mtu=N] [dest=ADDR] [dest_qpn=N] [rq_psn=N] [sq_psn=N] [ack_timeout=N] "
-                            + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N] [rd_atomic=N] [dest_rd_atomic=N]",
-                    "ibv_modify_qp with the attributes given (e.g. state=ERR to flush, state=SQD to drain)",
-                    args(opt("qp", Type.NAME), opt("state", Type.STATE), opt("access", Type.ACCESS), opt("mtu", Type.MTU),
-                            opt("dest", Type.ADDRESS), opt("dest_qpn", Type.QPN), opt("rq_psn", Type.PSN), opt("sq_psn", Type.PSN),
-                            opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL),
-                            opt("min_rnr_timer", Type.SMALL), opt("rd_atomic", Type.SMALL), opt("dest_rd_atomic", Type.SMALL))),
-            new Command("query", Positional.NONE, "query [qp=QP]", "print the QP's attributes (ibv_query_qp)",
-                    args(opt("qp", Type.NAME))),
-            new Command("chaos", Positional.REST, "chaos SPEC | chaos off",
-                    "change fault injection now, e.g. chaos drop=0.1,reorder=0.05 (the seed is fixed when the node starts)",
-                    args()),
-            new Command("echo", Positional.REST, "echo TEXT...", "print the text ($mr.rkey and other references expanded)",
-                    args()),
-            new Command("sleep", Positional.WORD, "sleep DUR", "pause, e.g. sleep 200ms", args()),
-            new Command("history", Positional.NONE, "history", "list the lines entered so far (!N runs line N again, !! the last)",
-                    args()),
-            new Command("help", Positional.OPTIONAL_WORD, "help [COMMAND]", "list the commands, or describe one", args()),
-            new Command("exit", Positional.OPTIONAL_WORD, "exit [CODE]", "end the session (default status 0, or 1 if anything failed)",
-                    args()));
-
-    private static final Map<String, Command> BY_VERB = COMMANDS.stream()
-            .collect(Collectors.toMap(Command::verb, c -> c, (a, b) -> a, LinkedHashMap::new));
-
-    static Command command(String verb) {
+    static SessionCommand command(String verb) {
         return BY_VERB.get(verb);
     }
 
@@ -199,11 +60,9 @@ final class SessionLanguage {
     static final List<String> QP_FIELDS = List.of("qpn", "state", "psn");
     static final List<String> CQ_FIELDS = List.of("depth", "size");
 
-    /** The reference table rows of README.md, one per command: "| `usage` | summary |". */
+    /** The reference table rows of docs/session-language.md, one per command: "| `usage` | summary |". */
     static List<String> referenceRows() {
-        List<String> rows = new ArrayList<>();
-        for (Command c : COMMANDS) rows.add("| `" + c.usage().replace("|", "\\|") + "` | " + c.summary().replace("|", "\\|") + " |");
-        return rows;
+        return COMMANDS.stream().map(c -> c.syntax().referenceRow()).toList();
     }
 
     /** The closest word in {@code choices} within two edits, or null. */
@@ -470,7 +329,7 @@ final class SessionLanguage {
     }
 
     /** A literal IPv4 address (no name lookups in scripts: they must not depend on DNS). */
-    static java.net.InetAddress address(String s) {
+    public static java.net.InetAddress address(String s) {
         String[] parts = s.split("\\.", -1);
         if (parts.length == 4) {
             byte[] b = new byte[4];

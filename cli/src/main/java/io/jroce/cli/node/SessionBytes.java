@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

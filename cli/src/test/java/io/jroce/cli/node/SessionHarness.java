@@ -1,5 +1,7 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
+import io.jroce.cli.Cli;
+import io.jroce.cli.Main;
 import picocli.CommandLine;
 
 import java.io.ByteArrayInputStream;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 
 /**
  * Runs {@code jroce node} in this JVM: alone, as a pair on two threads, or with a given standard input. The
@@ -38,12 +41,17 @@ public final class SessionHarness {
         return Files.writeString(dir.resolve(name), text, StandardCharsets.UTF_8);
     }
 
-    /** {@code jroce node ARGS} through Main's command line (one-line usage errors, exit codes). */
+    /** {@code jroce ARGS} through Main's command line (one-line usage errors, exit codes). */
+    static Cli.Result jroce(String... args) {
+        return capture((out, err) -> Main.commandLine(out, err).execute(args));
+    }
+
+    /** {@code jroce node ARGS}. */
     static Cli.Result node(String... args) {
         String[] all = new String[args.length + 1];
         all[0] = "node";
         System.arraycopy(args, 0, all, 1, args.length);
-        return Cli.run(all);
+        return jroce(all);
     }
 
     /** One node on 127.0.2.1 running {@code script}. */
@@ -56,12 +64,18 @@ public final class SessionHarness {
 
     /** A node whose standard input is {@code stdin}; {@code terminal} says whether that is a terminal. */
     static Cli.Result withStdin(String stdin, boolean terminal, String... args) {
+        return capture((out, err) -> {
+            CommandLine cl = new CommandLine(new NodeCommand(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), terminal));
+            cl.setOut(out);
+            cl.setErr(err);
+            return cl.execute(args);
+        });
+    }
+
+    private static Cli.Result capture(BiFunction<PrintWriter, PrintWriter, Integer> command) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new NodeCommand(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), terminal));
-        cl.setOut(new PrintWriter(out));
-        cl.setErr(new PrintWriter(err));
-        int exit = cl.execute(args);
+        int exit = command.apply(new PrintWriter(out), new PrintWriter(err));
         return new Cli.Result(exit, out.toString(), err.toString());
     }
 

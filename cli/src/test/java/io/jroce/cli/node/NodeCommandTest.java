@@ -1,7 +1,8 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
+import io.jroce.cli.Cli.Result;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
@@ -13,15 +14,16 @@ import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.List;
 
-import static io.jroce.cli.SessionHarness.A;
-import static io.jroce.cli.SessionHarness.B;
-import static io.jroce.cli.SessionHarness.node;
-import static io.jroce.cli.SessionHarness.pair;
-import static io.jroce.cli.SessionHarness.port;
-import static io.jroce.cli.SessionHarness.show;
-import static io.jroce.cli.SessionHarness.single;
-import static io.jroce.cli.SessionHarness.withStdin;
-import static io.jroce.cli.SessionHarness.write;
+import static io.jroce.cli.node.SessionHarness.A;
+import static io.jroce.cli.node.SessionHarness.B;
+import static io.jroce.cli.node.SessionHarness.jroce;
+import static io.jroce.cli.node.SessionHarness.node;
+import static io.jroce.cli.node.SessionHarness.pair;
+import static io.jroce.cli.node.SessionHarness.port;
+import static io.jroce.cli.node.SessionHarness.show;
+import static io.jroce.cli.node.SessionHarness.single;
+import static io.jroce.cli.node.SessionHarness.withStdin;
+import static io.jroce.cli.node.SessionHarness.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -34,24 +36,24 @@ class NodeCommandTest {
     @TempDir
     Path dir;
 
-    private static void assertOneLine(Cli.Result r) {
+    private static void assertOneLine(Result r) {
         assertEquals(1, r.errLines().size(), "one line on stderr:\n" + r.err());
         assertFalse(r.err().contains("\tat "), r.err());
     }
 
     @Test
     void helpDescribesTheOptions() {
-        Cli.Result r = node("--help");
+        Result r = node("--help");
         assertEquals(0, r.exit());
         for (String o : List.of("--bind", "--port", "--peer", "--script", "--pcap", "--chaos", "--mtu", "--results", "--linger", "-v")) {
             assertTrue(r.out().contains(o), o + " in\n" + r.out());
         }
-        assertTrue(Cli.run("--help").out().contains("node"), "jroce --help lists node");
+        assertTrue(jroce("--help").out().contains("node"), "jroce --help lists node");
     }
 
     @Test
     void bindIsRequired() {
-        Cli.Result r = node("--script", "x.jroce");
+        Result r = node("--script", "x.jroce");
         assertEquals(2, r.exit());
         assertOneLine(r);
         assertTrue(r.err().startsWith("jroce node: Missing required option: '--bind=ADDR'"), r.err());
@@ -76,7 +78,7 @@ class NodeCommandTest {
         String[] says = {"cannot resolve", "not an IPv4 address", "not 0.0.0.0", "--mtu: path MTU must be", "--port must be 1..65535",
             "not a probability", "unknown key 'jitter'", "--linger:", "does not exist", "does not exist or is not a file", "--peer: cannot resolve"};
         for (int i = 0; i < cases.length; i++) {
-            Cli.Result r = node(cases[i]);
+            Result r = node(cases[i]);
             assertEquals(2, r.exit(), String.join(" ", cases[i]) + "\n" + show(r));
             assertOneLine(r);
             assertTrue(r.err().contains(says[i]), says[i] + " in: " + r.err());
@@ -87,7 +89,7 @@ class NodeCommandTest {
     @Test
     void anAddressThatIsNotLocalSaysWhichAreAndExits2() throws Exception {
         Path ok = write(dir, "ok.jroce", "echo hi\n");
-        Cli.Result r = node("--bind", "192.0.2.77", "--script", ok.toString()); // TEST-NET-1: on no machine
+        Result r = node("--bind", "192.0.2.77", "--script", ok.toString()); // TEST-NET-1: on no machine
         assertEquals(2, r.exit(), show(r));
         assertOneLine(r);
         assertTrue(r.err().contains("--bind: 192.0.2.77 is not an address of this machine"), r.err());
@@ -108,10 +110,10 @@ class NodeCommandTest {
 
                     send mr=buf lenn=16
                     """);
-            Cli.Result r = node("--bind", A, "--script", script.toString());
+            Result r = node("--bind", A, "--script", script.toString());
             assertEquals(2, r.exit(), show(r));
             assertEquals(script + ":8:13: unknown argument 'lenn' for send (did you mean 'len'?); usage: "
-                    + SessionLanguage.command("send").usage(), r.err().strip());
+                    + SessionLanguage.command("send").syntax().usage(), r.err().strip());
             assertEquals("", r.out(), "nothing ran");
             assertTrue(taken.isBound());
         }
@@ -120,7 +122,7 @@ class NodeCommandTest {
     @Test
     void udpPortTakenIsAFailureWithAHint() throws Exception {
         try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getByName(A), 4791))) {
-            Cli.Result r = single(dir, "echo hi\n");
+            Result r = single(dir, "echo hi\n");
             assertEquals(1, r.exit(), show(r));
             assertOneLine(r);
             assertEquals("jroce node: UDP port 4791 on 127.0.2.1 is already in use (another jroce node, or rdma_rxe, which binds 4791 "
@@ -132,7 +134,7 @@ class NodeCommandTest {
     @Test
     void aPeerThatIsNotThereIsNamedWithWhatToDo() throws Exception {
         int p = port();
-        Cli.Result r = single(dir, "cq c\nqp q\nconnect host=" + B + " port=" + p + " timeout=300ms\n");
+        Result r = single(dir, "cq c\nqp q\nconnect host=" + B + " port=" + p + " timeout=300ms\n");
         assertEquals(1, r.exit(), show(r));
         assertOneLine(r);
         assertTrue(r.err().contains("single.jroce:3: connect: cannot connect to TCP 127.0.2.2:" + p + " within 300 ms"), r.err());
@@ -145,7 +147,7 @@ class NodeCommandTest {
         int p = port();
         try (ServerSocket silent = new ServerSocket()) {
             silent.bind(new InetSocketAddress(InetAddress.getByName(B), p)); // the kernel accepts; nobody answers
-            Cli.Result r = single(dir, "cq c\nqp q\nconnect host=" + B + " port=" + p + " timeout=300ms\n");
+            Result r = single(dir, "cq c\nqp q\nconnect host=" + B + " port=" + p + " timeout=300ms\n");
             assertEquals(1, r.exit(), show(r));
             assertOneLine(r);
             assertTrue(r.err().contains("connect: peer 127.0.2.2:" + p + " sent nothing of the jroce handshake header within 300 ms"), r.err());
@@ -154,14 +156,14 @@ class NodeCommandTest {
 
     @Test
     void nobodyConnectingTimesOutTheListener() throws Exception {
-        Cli.Result r = single(dir, "cq c\nqp q\nlisten port=" + port() + " timeout=200ms\n");
+        Result r = single(dir, "cq c\nqp q\nlisten port=" + port() + " timeout=200ms\n");
         assertEquals(1, r.exit(), show(r));
         assertTrue(r.err().contains("single.jroce:3: listen: no client connected to TCP 127.0.2.1:"), r.err());
     }
 
     @Test
     void peersWithDifferentMtusBothSaySo() throws Exception {
-        Cli.Result[] r = pair(dir, "cq c\nqp q\nlisten\n", "cq c\nqp q\nconnect\n", List.of("--mtu", "1024"), List.of("--mtu", "4096"));
+        Result[] r = pair(dir, "cq c\nqp q\nlisten\n", "cq c\nqp q\nconnect\n", List.of("--mtu", "1024"), List.of("--mtu", "4096"));
         assertEquals(1, r[0].exit(), show(r[0]));
         assertEquals(1, r[1].exit(), show(r[1]));
         assertTrue(r[0].err().contains("a.jroce:3: listen: the peer at 127.0.2.2 uses path MTU 4096 but this node uses 1024: "
@@ -172,16 +174,16 @@ class NodeCommandTest {
 
     @Test
     void aScriptCanComeFromStandardInput() {
-        Cli.Result dash = withStdin("mr b size=8\nfill b text=hi\ncompare b len=2 text=hi\n", false, "--bind", A, "--script", "-");
+        Result dash = withStdin("mr b size=8\nfill b text=hi\ncompare b len=2 text=hi\n", false, "--bind", A, "--script", "-");
         assertEquals(0, dash.exit(), show(dash));
         assertTrue(dash.out().contains("compare b: ok, 2 bytes at offset 0"), dash.out());
 
         // no --script and standard input not a terminal: the same
-        Cli.Result piped = withStdin("mr b size=8\ncompare b text=x\n", false, "--bind", A);
+        Result piped = withStdin("mr b size=8\ncompare b text=x\n", false, "--bind", A);
         assertEquals(1, piped.exit(), show(piped));
         assertTrue(piped.err().startsWith("<stdin>:2: compare b failed"), piped.err());
 
-        Cli.Result bad = withStdin("mr b size=8\ndump c\n", false, "--bind", A);
+        Result bad = withStdin("mr b size=8\ndump c\n", false, "--bind", A);
         assertEquals(2, bad.exit(), show(bad));
         assertTrue(bad.err().startsWith("<stdin>:2:6: no memory region 'c' here"), bad.err());
     }
@@ -200,7 +202,7 @@ class NodeCommandTest {
                 "!99",
                 "history",
                 "exit 4") + "\n";
-        Cli.Result r = withStdin(typed, true, "--bind", A);
+        Result r = withStdin(typed, true, "--bind", A);
         assertEquals(4, r.exit(), show(r));
         String out = r.out();
         assertTrue(out.startsWith("jroce node 127.0.2.1: type 'help' for the commands"), out);
@@ -216,9 +218,9 @@ class NodeCommandTest {
 
     @Test
     void theEndOfInputEndsAPromptSession() {
-        Cli.Result r = withStdin("mr b size=8\ncompare b text=x\n", true, "--bind", A);
+        Result r = withStdin("mr b size=8\ncompare b text=x\n", true, "--bind", A);
         assertEquals(1, r.exit(), "a failure at the prompt makes the status 1:\n" + show(r));
-        Cli.Result clean = withStdin("echo fine\n", true, "--bind", A);
+        Result clean = withStdin("echo fine\n", true, "--bind", A);
         assertEquals(0, clean.exit(), show(clean));
     }
 
@@ -242,14 +244,14 @@ class NodeCommandTest {
 
     @Test
     void withVeryVerboseAFailureShowsItsStackTrace() throws Exception {
-        Cli.Result quiet = single(dir, "mr b size=8\ncompare b text=x\n");
+        Result quiet = single(dir, "mr b size=8\ncompare b text=x\n");
         assertFalse(quiet.err().contains("\tat "), quiet.err());
         Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         Level before = root.getLevel();
         try {
-            Cli.Result loud = single(dir, "mr b size=8\ncompare b text=x\n", "-vv");
+            Result loud = single(dir, "mr b size=8\ncompare b text=x\n", "-vv");
             assertEquals(1, loud.exit());
-            assertTrue(loud.err().contains("\tat io.jroce.cli.Session"), loud.err());
+            assertTrue(loud.err().contains("\tat io.jroce.cli.node.Session"), loud.err());
         } finally {
             root.setLevel(before);
         }
@@ -258,11 +260,11 @@ class NodeCommandTest {
     @Test
     void pcapRecordsTheSessionsTraffic() throws Exception {
         Path pa = dir.resolve("a.pcap");
-        Cli.Result[] r = pair(dir, "cq c\nqp q\nmr b size=64\nrecv mr=b\nlisten\nexpect opcode=RECV len=3\n",
+        Result[] r = pair(dir, "cq c\nqp q\nmr b size=64\nrecv mr=b\nlisten\nexpect opcode=RECV len=3\n",
                 "cq c\nqp q\nmr b size=64\nconnect\nsend mr=b len=3\nexpect opcode=SEND\n", List.of("--pcap", pa.toString()), List.of());
         assertEquals(0, r[0].exit(), show(r[0]));
         assertEquals(0, r[1].exit(), show(r[1]));
-        Cli.Result inspect = Cli.run("inspect", pa.toString());
+        Result inspect = jroce("inspect", pa.toString());
         assertEquals(0, inspect.exit(), show(inspect));
         assertTrue(inspect.out().contains("RC_SEND_ONLY"), inspect.out());
         assertTrue(inspect.out().contains("RC_ACKNOWLEDGE"), inspect.out());

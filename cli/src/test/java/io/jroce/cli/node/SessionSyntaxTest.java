@@ -1,10 +1,10 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
-import io.jroce.cli.SessionSyntax.Literal;
-import io.jroce.cli.SessionSyntax.Ref;
-import io.jroce.cli.SessionSyntax.ScriptException;
-import io.jroce.cli.SessionSyntax.Statement;
-import io.jroce.cli.SessionSyntax.Token;
+import io.jroce.cli.node.SessionSyntax.Literal;
+import io.jroce.cli.node.SessionSyntax.Ref;
+import io.jroce.cli.node.SessionSyntax.ScriptException;
+import io.jroce.cli.node.SessionSyntax.Statement;
+import io.jroce.cli.node.SessionSyntax.Token;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
-package io.jroce.cli;
+package io.jroce.cli.node;
 
-import io.jroce.cli.SessionSyntax.ScriptException;
-import io.jroce.cli.SessionSyntax.Statement;
+import io.jroce.cli.node.SessionSyntax.ScriptException;
+import io.jroce.cli.node.SessionSyntax.Statement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -90,6 +90,17 @@ class SessionCheckerTest {
     void everyCommandIsAcceptedInItsDocumentedForms(String verb, String line) throws ScriptException {
         List<Statement> out = check(CONNECTED + line);
         assertEquals(verb, out.get(out.size() - 1).verb());
+    }
+
+    @Test
+    void eachCommandIsListedOnceAndItsUsageStartsWithItsVerb() {
+        List<String> verbs = SessionLanguage.COMMANDS.stream().map(c -> c.syntax().verb()).toList();
+        assertEquals(verbs, SessionLanguage.verbs());
+        assertEquals(Set.copyOf(verbs).size(), verbs.size(), verbs.toString());
+        for (SessionCommand c : SessionLanguage.COMMANDS) {
+            assertTrue(c.syntax().usage().startsWith(c.syntax().verb() + (c.syntax().usage().equals(c.syntax().verb()) ? "" : " ")),
+                    c.syntax().usage());
+        }
     }
 
     @Test
