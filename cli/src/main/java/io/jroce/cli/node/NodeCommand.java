@@ -1,6 +1,8 @@
 package io.jroce.cli.node;
 
+import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.Main;
+import io.jroce.cli.conn.JroceHandshake;
 import io.jroce.cli.node.SessionSyntax.ScriptException;
 import io.jroce.cli.node.SessionSyntax.Statement;
 import io.jroce.endpoint.Device;
@@ -9,6 +11,7 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.fault.FaultInjector;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -19,18 +22,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.net.DatagramSocket;
-import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -51,14 +46,13 @@ import java.util.concurrent.Callable;
                     + "error (reported with line and column before any traffic), or the status given to 'exit'."
         })
 public final class NodeCommand implements Callable<Integer> {
-    public static final int DEFAULT_TCP_PORT = 18515;
+    public static final int DEFAULT_TCP_PORT = JroceHandshake.DEFAULT_PORT;
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--bind", required = true, paramLabel = "ADDR",
-            description = "IPv4 address of this node (its GID); the node binds UDP 4791 there.")
-    String bind;
+    @Mixin
+    DeviceOptions options = new DeviceOptions();
 
     @Option(names = "--port", paramLabel = "N", defaultValue = "" + DEFAULT_TCP_PORT,
             description = "TCP port of the connection exchange for 'listen' and 'connect' (default: ${DEFAULT-VALUE}).")
@@ -69,17 +63,6 @@ public final class NodeCommand implements Callable<Integer> {
 
     @Option(names = "--script", paramLabel = "FILE", description = "Run the session in FILE ('-': standard input).")
     String script;
-
-    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every datagram sent and received to FILE.")
-    Path pcap;
-
-    @Option(names = "--chaos", paramLabel = "SPEC",
-            description = "Inject faults, e.g. drop=0.05,dup=0.01,reorder=0.05,corrupt=0.001,seed=42 ('chaos' changes them later).")
-    String chaosSpec;
-
-    @Option(names = "--mtu", paramLabel = "BYTES", defaultValue = "1024",
-            description = "Default path MTU of 'listen' and 'connect': 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE}).")
-    int mtu;
 
     @Option(names = "--linger", paramLabel = "DUR",
             description = "After a successful session, keep answering the peer until it has been quiet for DUR "
@@ -124,15 +107,12 @@ public final class NodeCommand implements Callable<Integer> {
     }
 
     private int run(PrintWriter out, PrintWriter err) {
-        InetAddress address = parseAddress(bind, "--bind");
-        InetAddress peerAddress = peer == null ? null : parseAddress(peer, "--peer");
+        InetAddress address = options.bind(spec);
+        if (address == null) throw usage("Missing required option: '--bind=ADDR'");
+        InetAddress peerAddress = peer == null ? null : DeviceOptions.address(spec, peer, "--peer");
         if (port < 1 || port > 65535) throw usage("--port must be 1..65535, not " + port);
-        Mtu pathMtu;
-        try {
-            pathMtu = Mtu.ofBytes(mtu);
-        } catch (IllegalArgumentException e) {
-            throw usage("--mtu: " + e.getMessage());
-        }
+        // the default path MTU of 'listen' and 'connect'
+        Mtu pathMtu = options.mtu(Mtu.MTU_1024);
         java.time.Duration lingerFor = null;
         if (linger != null) {
             try {
@@ -141,15 +121,7 @@ public final class NodeCommand implements Callable<Integer> {
                 throw usage("--linger: " + e.getMessage());
             }
         }
-        FaultInjector chaos;
-        try {
-            chaos = FaultInjector.parse(chaosSpec == null ? "" : chaosSpec);
-        } catch (IllegalArgumentException e) {
-            throw usage("--chaos: " + e.getMessage());
-        }
-        if (pcap != null && pcap.toAbsolutePath().getParent() != null && !Files.isDirectory(pcap.toAbsolutePath().getParent())) {
-            throw usage("--pcap: directory " + pcap.toAbsolutePath().getParent() + " does not exist");
-        }
+        FaultInjector chaos = options.chaos(spec);
 
         // the session: a whole script is read, parsed and checked before the device opens
         boolean interactive = script == null && isTerminal();
@@ -168,9 +140,8 @@ public final class NodeCommand implements Callable<Integer> {
             }
         }
 
-        checkLocal(address);
-        DeviceConfig config = new DeviceConfig(address).filter(chaos);
-        if (pcap != null) config.pcap(pcap);
+        DeviceOptions.checkLocal(spec, address);
+        DeviceConfig config = options.sessionConfig(spec, address);
         Device device;
         try {
             device = Device.open(config);
@@ -189,11 +160,11 @@ public final class NodeCommand implements Callable<Integer> {
         try {
             WarmUp.device(device);
             if (!device.isEpoll()) err.println("jroce node: warning: epoll unavailable, running on NIO (rdma_rxe peers may drop our packets)");
-            if (chaosSpec != null) out.println("chaos: " + chaos.spec());
+            if (options.chaosGiven()) out.println("chaos: " + chaos.spec());
             Session session = new Session(device, chaos, new Session.Settings(address, port, peerAddress, pathMtu, results, baseDir), out);
             int code = interactive ? interactive(session, out, err) : runScript(session, statements, source, out, err);
             java.time.Duration quiet = lingerFor != null ? lingerFor
-                    : chaosSpec != null || session.chaosUsed() ? java.time.Duration.ofSeconds(1) : java.time.Duration.ZERO;
+                    : options.chaosGiven() || session.chaosUsed() ? java.time.Duration.ofSeconds(1) : java.time.Duration.ZERO;
             if (code == 0 && session.hadPeer() && !quiet.isZero()) {
                 out.flush();
                 try {
@@ -206,6 +177,7 @@ public final class NodeCommand implements Callable<Integer> {
             session.printSummary();
             return code;
         } finally {
+            options.printCounters(err, device);
             out.flush();
             err.flush();
             device.close();
@@ -241,7 +213,7 @@ public final class NodeCommand implements Callable<Integer> {
         SessionChecker.Symbols symbols = new SessionChecker.Symbols();
         BufferedReader in = new BufferedReader(new InputStreamReader(stdin == null ? System.in : stdin, StandardCharsets.UTF_8));
         List<String> history = session.history();
-        out.println("jroce node " + bind + ": type 'help' for the commands, 'exit' or end of input to leave");
+        out.println("jroce node " + options.bind(spec).getHostAddress() + ": type 'help' for the commands, 'exit' or end of input to leave");
         while (true) {
             out.print("jroce> ");
             out.flush();
@@ -321,43 +293,6 @@ public final class NodeCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw usage("--script: cannot read " + script + ": " + e.getMessage());
         }
-    }
-
-    private InetAddress parseAddress(String text, String option) {
-        InetAddress a;
-        try {
-            a = InetAddress.getByName(text);
-        } catch (UnknownHostException e) {
-            throw usage(option + ": cannot resolve '" + text + "': give an IPv4 address such as 127.0.0.1");
-        }
-        if (!(a instanceof Inet4Address)) throw usage(option + ": " + text + " is not an IPv4 address (RoCEv2 here runs over IPv4 only)");
-        if (a.isAnyLocalAddress()) throw usage(option + ": bind one address of this machine (it becomes the node's GID), not " + text);
-        if (a.isMulticastAddress()) throw usage(option + ": " + text + " is a multicast address");
-        return a;
-    }
-
-    /** Tries the address with an ephemeral UDP port: a clear message when it is not on this machine. */
-    private void checkLocal(InetAddress a) {
-        try (DatagramSocket probe = new DatagramSocket(null)) {
-            probe.bind(new InetSocketAddress(a, 0));
-        } catch (SocketException e) {
-            throw usage("--bind: " + a.getHostAddress() + " is not an address of this machine (" + e.getMessage()
-                    + "); local IPv4 addresses: " + localAddresses() + " (any 127.x.y.z works on Linux loopback)");
-        }
-    }
-
-    static String localAddresses() {
-        List<String> out = new ArrayList<>();
-        try {
-            for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-                for (InetAddress ia : Collections.list(nif.getInetAddresses())) {
-                    if (ia instanceof Inet4Address) out.add(ia.getHostAddress() + " (" + nif.getName() + ")");
-                }
-            }
-        } catch (SocketException | RuntimeException e) {
-            return "unknown (" + e.getMessage() + ")";
-        }
-        return out.isEmpty() ? "none" : String.join(", ", out);
     }
 
     private ParameterException usage(String message) {

@@ -1,5 +1,6 @@
 package io.jroce.cli.node;
 
+import io.jroce.cli.Converters;
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.QpState;
@@ -156,22 +157,7 @@ public final class SessionLanguage {
 
     /** A byte count or offset: decimal, 0x hex, with an optional k, m or g suffix (powers of 1024). */
     static long size(String s) {
-        String t = s.replace("_", "");
-        long mult = 1;
-        if (!t.isEmpty() && !t.startsWith("0x") && !t.startsWith("0X")) {
-            char last = Character.toLowerCase(t.charAt(t.length() - 1));
-            if (last == 'k') mult = 1 << 10;
-            else if (last == 'm') mult = 1 << 20;
-            else if (last == 'g') mult = 1 << 30;
-            if (mult != 1) t = t.substring(0, t.length() - 1);
-        }
-        try {
-            long v = t.startsWith("0x") || t.startsWith("0X") ? Long.parseLong(t.substring(2), 16) : Long.parseLong(t);
-            if (v < 0) throw new NumberFormatException();
-            return Math.multiplyExact(v, mult);
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException("'" + s + "' is not a size (a number such as 4096, 0x1000, 4k or 1m)");
-        }
+        return Converters.size(s);
     }
 
     /** 0..2^bits-1, decimal or 0x hex; negative decimals in two's complement for 32 bits. */
@@ -231,21 +217,7 @@ public final class SessionLanguage {
 
     /** 10s, 500ms, 250us, 2m, 1.5s; a bare number is seconds. */
     static Duration duration(String s) {
-        String t = s.strip().toLowerCase(Locale.ROOT);
-        long nanosPerUnit;
-        String num;
-        if (t.endsWith("ms")) { nanosPerUnit = 1_000_000L; num = t.substring(0, t.length() - 2); }
-        else if (t.endsWith("us")) { nanosPerUnit = 1_000L; num = t.substring(0, t.length() - 2); }
-        else if (t.endsWith("s")) { nanosPerUnit = 1_000_000_000L; num = t.substring(0, t.length() - 1); }
-        else if (t.endsWith("m")) { nanosPerUnit = 60_000_000_000L; num = t.substring(0, t.length() - 1); }
-        else { nanosPerUnit = 1_000_000_000L; num = t; }
-        try {
-            double v = Double.parseDouble(num);
-            if (!(v >= 0) || Double.isInfinite(v) || v * nanosPerUnit > 86_400e9 * 365) throw new NumberFormatException();
-            return Duration.ofNanos(Math.round(v * nanosPerUnit));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + s + "' is not a duration (such as 10s, 500ms, 250us or 2m)");
-        }
+        return Converters.duration(s);
     }
 
     static boolean bool(String s) {
@@ -318,39 +290,11 @@ public final class SessionLanguage {
     }
 
     static Mtu mtu(String s) {
-        long v;
-        try {
-            v = Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            v = -1;
-        }
-        for (Mtu m : Mtu.values()) if (m.bytes() == v) return m;
-        throw new IllegalArgumentException("'" + s + "' is not a path MTU (256, 512, 1024, 2048 or 4096)");
+        return Converters.mtu(s);
     }
 
     /** A literal IPv4 address (no name lookups in scripts: they must not depend on DNS). */
     public static java.net.InetAddress address(String s) {
-        String[] parts = s.split("\\.", -1);
-        if (parts.length == 4) {
-            byte[] b = new byte[4];
-            boolean ok = true;
-            for (int i = 0; i < 4 && ok; i++) {
-                try {
-                    int v = Integer.parseInt(parts[i]);
-                    if (v < 0 || v > 255 || parts[i].length() > 3) ok = false;
-                    b[i] = (byte) v;
-                } catch (NumberFormatException e) {
-                    ok = false;
-                }
-            }
-            if (ok) {
-                try {
-                    return java.net.InetAddress.getByAddress(b);
-                } catch (java.net.UnknownHostException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-        }
-        throw new IllegalArgumentException("'" + s + "' is not an IPv4 address (such as 192.0.2.10)");
+        return Converters.ipv4(s);
     }
 }

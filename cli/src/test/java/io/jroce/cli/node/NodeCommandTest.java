@@ -75,7 +75,7 @@ class NodeCommandTest {
             {"--bind", A, "--script", dir.resolve("missing.jroce").toString()},
             {"--bind", A, "--peer", "nowhere.invalid", "--script", ok.toString()},
         };
-        String[] says = {"cannot resolve", "not an IPv4 address", "not 0.0.0.0", "--mtu: path MTU must be", "--port must be 1..65535",
+        String[] says = {"cannot resolve", "not an IPv4 address", "not 0.0.0.0", "option '--mtu': '1500' is not a path MTU", "--port must be 1..65535",
             "not a probability", "unknown key 'jitter'", "--linger:", "does not exist", "does not exist or is not a file", "--peer: cannot resolve"};
         for (int i = 0; i < cases.length; i++) {
             Result r = node(cases[i]);
