@@ -29,7 +29,7 @@ final class Responder {
     private long writeVa;
     private long writeRemaining;
     private long writeTotal;
-    private ReadResource[] resources = new ReadResource[0];
+    private ResponderResource[] resources = new ResponderResource[0];
     private int nextResource;
     private boolean pumpScheduled;
 
@@ -45,8 +45,8 @@ final class Responder {
         inProgress = null;
         writeMr = null;
         int n = Math.max(1, maxDestRdAtomic);
-        resources = new ReadResource[n];
-        for (int i = 0; i < n; i++) resources[i] = new ReadResource();
+        resources = new ResponderResource[n];
+        for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
         nextResource = 0;
     }
 
@@ -259,7 +259,7 @@ final class Responder {
             return;
         }
         int n = Math.max(1, (int) ((len + qp.mtu - 1) / qp.mtu));
-        ReadResource r = allocResource();
+        ResponderResource r = allocResource();
         r.atomic = false;
         r.valid = true;
         r.firstPsn = psn;
@@ -275,18 +275,18 @@ final class Responder {
 
     private int streamingCount() {
         int c = 0;
-        for (ReadResource r : resources) if (r.valid && r.streaming) c++;
+        for (ResponderResource r : resources) if (r.valid && r.streaming) c++;
         return c;
     }
 
-    private ReadResource allocResource() {
-        ReadResource r = resources[nextResource];
+    private ResponderResource allocResource() {
+        ResponderResource r = resources[nextResource];
         nextResource = (nextResource + 1) % resources.length;
         r.streaming = false;
         return r;
     }
 
-    private void startStream(ReadResource r, int psn, long va, long len) {
+    private void startStream(ResponderResource r, int psn, long va, long len) {
         r.streaming = true;
         r.nextPsn = psn;
         r.nextVa = va;
@@ -300,7 +300,7 @@ final class Responder {
         pumpScheduled = false;
         int budget = READ_PACKETS_PER_PASS;
         while (budget > 0) {
-            ReadResource r = oldestStreaming();
+            ResponderResource r = oldestStreaming();
             if (r == null) return;
             while (budget > 0 && r.streaming) {
                 sendReadResponse(r);
@@ -314,15 +314,15 @@ final class Responder {
         tx.flushLater(); // responses written outside a receive pass need their own flush
     }
 
-    private ReadResource oldestStreaming() {
-        ReadResource best = null;
-        for (ReadResource r : resources) {
+    private ResponderResource oldestStreaming() {
+        ResponderResource best = null;
+        for (ResponderResource r : resources) {
             if (r.valid && r.streaming && (best == null || Psn.compare(r.nextPsn, best.nextPsn) < 0)) best = r;
         }
         return best;
     }
 
-    private void sendReadResponse(ReadResource r) {
+    private void sendReadResponse(ResponderResource r) {
         if (qp.state == QpState.ERR || qp.state == QpState.RESET) {
             r.streaming = false;
             return;
@@ -378,7 +378,7 @@ final class Responder {
                 ? mr.compareAndSwap(off, p.atomicEth().compare(), p.atomicEth().swapAdd())
                 : mr.fetchAndAdd(off, p.atomicEth().swapAdd());
         msn = (msn + 1) & Aeth.MSN_MASK;
-        ReadResource r = allocResource();
+        ResponderResource r = allocResource();
         r.atomic = true;
         r.valid = true;
         r.firstPsn = psn;
@@ -408,7 +408,7 @@ final class Responder {
             case RDMA_READ_REQUEST -> {
                 long va = p.reth().va();
                 long len = p.reth().dmaLengthUnsigned();
-                for (ReadResource r : resources) {
+                for (ResponderResource r : resources) {
                     if (!r.valid || r.atomic) continue;
                     if (Psn.compare(psn, r.firstPsn) < 0 || Psn.compare(psn, r.lastPsn) > 0) continue;
                     // the retry must ask for the same bytes or a tail of them, under the same key
@@ -420,7 +420,7 @@ final class Responder {
                 tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
             }
             case COMPARE_SWAP, FETCH_ADD -> {
-                for (ReadResource r : resources) {
+                for (ResponderResource r : resources) {
                     if (r.valid && r.atomic && r.firstPsn == psn) {
                         sendAtomicAck(psn, r.original, r.msn); // never executed twice
                         return;
