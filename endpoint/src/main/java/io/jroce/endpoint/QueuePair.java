@@ -4,7 +4,6 @@ import io.jroce.wire.Psn;
 
 import java.net.InetAddress;
 import java.nio.ByteOrder;
-import java.util.EnumSet;
 import java.util.Set;
 
 import static io.jroce.endpoint.QpAttr.Field.*;
@@ -290,53 +289,10 @@ public final class QueuePair {
         });
     }
 
-    private static final Set<QpAttr.Field> NONE = EnumSet.noneOf(QpAttr.Field.class);
-
     private void applyModify(QpAttr a) {
         QpState cur = state;
         QpState next = a.has(STATE) ? a.state : cur;
-        Set<QpAttr.Field> required;
-        Set<QpAttr.Field> optional;
-        switch (cur + "->" + next) {
-            case "RESET->INIT" -> { required = EnumSet.of(PKEY_INDEX, PORT, ACCESS_FLAGS); optional = NONE; }
-            case "INIT->INIT" -> { required = NONE; optional = EnumSet.of(PKEY_INDEX, PORT, ACCESS_FLAGS); }
-            case "INIT->RTR" -> {
-                required = EnumSet.of(AV, PATH_MTU, DEST_QPN, RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER);
-                optional = EnumSet.of(ACCESS_FLAGS, PKEY_INDEX);
-            }
-            case "RTR->RTS" -> {
-                required = EnumSet.of(SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC);
-                optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER);
-            }
-            case "RTS->RTS", "SQE->RTS" -> { required = NONE; optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER); }
-            case "RTS->SQD" -> { required = NONE; optional = NONE; }
-            case "SQD->RTS" -> { required = NONE; optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER); }
-            case "SQD->SQD" -> {
-                required = NONE;
-                optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC);
-            }
-            default -> {
-                if (next == QpState.RESET || next == QpState.ERR) {
-                    required = NONE;
-                    optional = NONE;
-                } else {
-                    throw new VerbsException("illegal QP transition " + cur + " -> " + next + " for QP 0x" + Integer.toHexString(qpn));
-                }
-            }
-        }
-        EnumSet<QpAttr.Field> given = EnumSet.copyOf(a.mask().isEmpty() ? EnumSet.of(STATE) : a.mask());
-        given.remove(STATE);
-        EnumSet<QpAttr.Field> missing = EnumSet.copyOf(required);
-        missing.removeAll(given);
-        if (!missing.isEmpty()) {
-            throw new VerbsException(cur + " -> " + next + " needs attribute(s) " + missing);
-        }
-        EnumSet<QpAttr.Field> extra = EnumSet.copyOf(given);
-        extra.removeAll(required);
-        extra.removeAll(optional);
-        if (!extra.isEmpty()) {
-            throw new VerbsException(cur + " -> " + next + " does not take attribute(s) " + extra);
-        }
+        Set<QpAttr.Field> given = QpStateTable.check(cur, next, a.mask(), qpn);
         validateValues(a, given);
         // all checks passed: apply
         for (QpAttr.Field f : given) copyField(a, f);
