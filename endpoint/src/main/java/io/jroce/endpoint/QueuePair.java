@@ -26,17 +26,9 @@ public final class QueuePair {
     private final CompletionQueue recvCq;
     final QpCounters counters = new QpCounters();
 
-    // --- send queue ring: app threads produce, the event loop retires ---
-    private final SendWqe[] sq;
-    private final Object sqLock = new Object();
-    volatile long sqPosted;
-    volatile long sqRetired;
-    // --- receive queue ring of N slots holding N-1 entries (receive-ring seed) ---
-    private final RecvWqe[] rq;
-    private final Object rqLock = new Object();
-    volatile long rqPosted;
-    volatile long rqConsumed;
-    private long rqFlushed;
+    // --- work queue rings: application threads produce, the event loop consumes ---
+    final SendQueue sq;
+    final ReceiveQueue rq;
 
     // --- QP context: fixed at transitions, read by the engines on the event loop ---
     volatile QpState state = QpState.RESET;
@@ -71,10 +63,8 @@ public final class QueuePair {
         this.init = init;
         this.sendCq = init.sendCq;
         this.recvCq = init.recvCq;
-        this.sq = new SendWqe[init.maxSendWr];
-        for (int i = 0; i < sq.length; i++) sq[i] = new SendWqe(init.maxSendSge);
-        this.rq = new RecvWqe[init.maxRecvWr + 1];
-        for (int i = 0; i < rq.length; i++) rq[i] = new RecvWqe(init.maxRecvSge);
+        this.sq = new SendQueue(init.maxSendWr, init.maxSendSge);
+        this.rq = new ReceiveQueue(init.maxRecvWr, init.maxRecvSge);
         this.requester = new Requester(this, tx);
         this.completer = new Completer(this, tx);
         this.responder = new Responder(this, tx);
@@ -100,9 +90,6 @@ public final class QueuePair {
     /** Why the QP entered the error state, or null. */
     public String errorReason() { return errorReason; }
 
-    SendWqe sqSlot(long index) { return sq[(int) (index % sq.length)]; }
-    RecvWqe rqSlot(long index) { return rq[(int) (index % rq.length)]; }
-
     // ------------------------------------------------------------------------------------------------
     // posting (application threads)
 
@@ -114,19 +101,19 @@ public final class QueuePair {
     public void postSend(SendWorkRequest first) {
         int posted = 0;
         try {
-            synchronized (sqLock) {
+            synchronized (sq.lock) {
                 for (SendWorkRequest wr = first; wr != null; wr = wr.next()) {
                     QpState st = state;
                     if (!st.acceptsSends() && st != QpState.ERR) {
                         throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + st
                                 + ": send work requests may be posted in RTS (move it to RTS first)", wr);
                     }
-                    if (sqPosted - sqRetired >= sq.length) {
+                    if (sq.isFull()) {
                         throw new VerbsException("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                                + sq.length + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
+                                + sq.capacity() + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
                     }
-                    fillSendWqe(sqSlot(sqPosted), wr);
-                    sqPosted++;
+                    fillSendWqe(sq.tail(), wr);
+                    sq.posted++;
                     posted++;
                 }
             }
@@ -205,22 +192,21 @@ public final class QueuePair {
     public void postRecv(ReceiveWorkRequest first) {
         int posted = 0;
         try {
-            synchronized (rqLock) {
+            synchronized (rq.lock) {
                 for (ReceiveWorkRequest wr = first; wr != null; wr = wr.next()) {
                     QpState st = state;
                     if (!st.acceptsReceives()) {
                         throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in RESET: receives may be posted from INIT on", wr);
                     }
-                    // a ring of N slots holds N-1 entries: full when the producer is one behind the consumer
-                    if (rqPosted - rqConsumed >= rq.length - 1) {
+                    if (rq.isFull()) {
                         throw new VerbsException("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                                + (rq.length - 1) + " entries)", wr);
+                                + rq.capacity() + " entries)", wr);
                     }
                     Sge[] sgl = wr.sgl();
                     if (sgl.length > init.maxRecvSge) {
                         throw new VerbsException(sgl.length + " SGEs exceed max_recv_sge " + init.maxRecvSge, wr);
                     }
-                    RecvWqe r = rqSlot(rqPosted);
+                    RecvWqe r = rq.tail();
                     long cap = 0;
                     for (int i = 0; i < sgl.length; i++) {
                         Sge s = sgl[i];
@@ -233,7 +219,7 @@ public final class QueuePair {
                     r.numSge = sgl.length;
                     r.capacity = cap;
                     r.wrId = wr.wrId();
-                    rqPosted++;
+                    rq.posted++;
                     posted++;
                 }
             }
@@ -266,7 +252,7 @@ public final class QueuePair {
 
     /** Returns false when the receive CQ overran: the QP is then in ERR and the message must not be ACKed. */
     boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
-        rqConsumed++;
+        rq.consumed++;
         if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited)) {
             if (state != QpState.ERR) toError("receive CQ overrun");
             return false;
@@ -307,7 +293,7 @@ public final class QueuePair {
             }
             case RTS -> {
                 if (cur == QpState.RTR) {
-                    requester.reset(attrs.sqPsn, sqRetired);
+                    requester.reset(attrs.sqPsn, sq.consumed);
                     completer.reset(attrs.sqPsn);
                 }
                 state = QpState.RTS;
@@ -398,8 +384,8 @@ public final class QueuePair {
     String describeNow() {
         {
             String head = "";
-            if (sqRetired != sqPosted) {
-                SendWqe w = sqSlot(sqRetired);
+            if (!sq.isEmpty()) {
+                SendWqe w = sq.head();
                 head = String.format(" head %s psn 0x%06x..0x%06x next_pkt %d resp %d%s", w.opcode, w.firstPsn, w.lastPsn,
                         w.nextPkt, w.respPkts, w.started ? "" : " (not started)");
             }
@@ -407,7 +393,7 @@ public final class QueuePair {
                     "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d (cursor +%d) rq %d/%d"
                             + " retries %d timeouts %d timer %s%s rd_atomic %d srtt %dus%s%s",
                     qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
-                    sqPosted - sqRetired, sq.length, requester.sqNext - sqRetired, rqPosted - rqConsumed, rq.length - 1,
+                    sq.depth(), sq.capacity(), requester.sqNext - sq.consumed, rq.depth(), rq.capacity(),
                     counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
                     requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos / 1000, head,
                     errorReason == null ? "" : " error: " + errorReason);
@@ -417,13 +403,8 @@ public final class QueuePair {
     private void toReset() {
         state = QpState.RESET;
         // RESET discards every WQE without completions (IBA 10.3.1)
-        synchronized (sqLock) {
-            sqRetired = sqPosted;
-        }
-        synchronized (rqLock) {
-            rqConsumed = rqPosted;
-            rqFlushed = rqPosted;
-        }
+        sq.discardAll();
+        rq.discardAll();
         completer.retransmitAt = 0;
         requester.rnrWaiting = false;
         errorReason = null;
@@ -453,16 +434,16 @@ public final class QueuePair {
     /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (CQE-generation seed). */
     void flushIfError() {
         if (state != QpState.ERR) return;
-        while (sqRetired != sqPosted) {
-            SendWqe w = sqSlot(sqRetired);
+        while (!sq.isEmpty()) {
+            SendWqe w = sq.head();
             sendCq.push(w.wrId, WcStatus.WR_FLUSH_ERR, w.opcode.completionOpcode(), 0, 0, qpn, 0, 0, false);
-            sqRetired++;
+            sq.consumed++;
         }
-        requester.sqNext = sqRetired;
-        while (rqConsumed != rqPosted) {
-            RecvWqe r = rqSlot(rqConsumed);
+        requester.sqNext = sq.consumed;
+        while (!rq.isEmpty()) {
+            RecvWqe r = rq.head();
             recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, qpn, 0, 0, false);
-            rqConsumed++;
+            rq.consumed++;
         }
     }
 

@@ -53,8 +53,8 @@ final class Requester {
         }
         if ((st != QpState.RTS && st != QpState.SQD) || rnrWaiting) return;
         Completer comp = qp.completer;
-        while (sqNext != qp.sqPosted) {
-            SendWqe w = qp.sqSlot(sqNext);
+        while (sqNext != qp.sq.posted) {
+            SendWqe w = qp.sq.slot(sqNext);
             if (!w.started) {
                 if (st == QpState.SQD) break; // draining: nothing new starts
                 // IBA 10.8.3.3: a fenced WR waits for every earlier READ and atomic to complete
@@ -114,9 +114,9 @@ final class Requester {
      * local ACK timeout. Returns false if there was nothing to probe.
      */
     boolean probe(int unackedPsn) {
-        if (qp.sqRetired == qp.sqPosted) return false;
-        SendWqe w = qp.sqSlot(qp.sqRetired);
-        if (!w.started || w.nextPkt == 0 && sqNext == qp.sqRetired) return false;
+        if (qp.sq.isEmpty()) return false;
+        SendWqe w = qp.sq.head();
+        if (!w.started || w.nextPkt == 0 && sqNext == qp.sq.consumed) return false;
         if (w.opcode == WrOpcode.RDMA_READ) {
             // ask again for the responses from the first missing one: the responder answers a duplicate
             // READ from its resource, and stale responses of the earlier stream are ignored as duplicates
@@ -128,7 +128,7 @@ final class Requester {
             return true;
         }
         int pkt = Psn.distance(w.firstPsn, unackedPsn);
-        if (pkt >= w.npkts || pkt >= w.nextPkt && sqNext == qp.sqRetired) return false; // not sent yet
+        if (pkt >= w.npkts || pkt >= w.nextPkt && sqNext == qp.sq.consumed) return false; // not sent yet
         sendDataPacket(w, pkt, unackedPsn, true);
         return true;
     }
@@ -228,8 +228,8 @@ final class Requester {
      * Returns false if no unretired WQE holds that PSN.
      */
     boolean rewind(int psn) {
-        for (long i = qp.sqRetired; i != sqNext + 1 && i != qp.sqPosted; i++) {
-            SendWqe w = qp.sqSlot(i);
+        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
+            SendWqe w = qp.sq.slot(i);
             if (!w.started) break;
             if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, w.lastPsn) <= 0) {
                 if (w.opcode.isReadOrAtomic()) {
@@ -237,8 +237,8 @@ final class Requester {
                 } else {
                     w.nextPkt = Psn.distance(w.firstPsn, psn);
                 }
-                for (long j = i + 1; j != sqNext + 1 && j != qp.sqPosted; j++) {
-                    SendWqe later = qp.sqSlot(j);
+                for (long j = i + 1; j != sqNext + 1 && j != qp.sq.posted; j++) {
+                    SendWqe later = qp.sq.slot(j);
                     if (!later.started) break;
                     later.nextPkt = 0;
                     later.respPkts = 0;

@@ -126,13 +126,13 @@ final class Responder {
 
     private void executeSend(RocePacket p, Opcode op, int psn) {
         if (op.startsMessage()) {
-            if (qp.rqConsumed == qp.rqPosted) {
+            if (qp.rq.isEmpty()) {
                 rnrNak(psn);
                 return;
             }
             recvOffset = 0;
         }
-        RecvWqe r = qp.rqSlot(qp.rqConsumed);
+        RecvWqe r = qp.rq.head();
         int len = p.payloadLength();
         if (recvOffset + len > r.capacity) {
             // the receive buffer is too short: local length error here, invalid request for the requester
@@ -196,7 +196,7 @@ final class Responder {
             writeTotal = dmaLen;
         }
         boolean withImm = op.hasImmDt();
-        if (withImm && qp.rqConsumed == qp.rqPosted) {
+        if (withImm && qp.rq.isEmpty()) {
             rnrNak(psn); // checked before any byte of this packet lands
             return;
         }
@@ -225,7 +225,7 @@ final class Responder {
         inProgress = null;
         msn = (msn + 1) & Aeth.MSN_MASK;
         if (withImm) {
-            RecvWqe r = qp.rqSlot(qp.rqConsumed);
+            RecvWqe r = qp.rq.head();
             if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeTotal, p.immDt().imm(),
                     WorkCompletion.WITH_IMM, p.se())) {
                 cqOverrun(psn);
