@@ -2,7 +2,6 @@ package io.jroce.endpoint;
 
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Psn;
-import io.jroce.wire.RoceV2;
 import io.netty.buffer.ByteBuf;
 
 /**
@@ -160,16 +159,12 @@ final class Requester {
         }
         if (pkt >= w.sentHigh) w.sentHigh = pkt + 1;
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
-        int pad = RoceV2.padFor(payload);
-        ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+        ByteBuf b = tx.startPacket(qp, op, payload, se, ackReq, psn);
         if (op.hasReth()) tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
         if (op.hasImmDt()) tx.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
         if (op.hasIeth()) tx.ieth.wrap(b, op.iethOffset()).rkey(w.invalidateRkey);
-        b.writerIndex(op.headerLength());
         gather(w, offset, payload, b);
-        b.writeZero(pad + RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     /** A READ request resumes after the responses already accepted (IBA 9.7.4.1.4, rxe req_retry). */
@@ -177,27 +172,21 @@ final class Requester {
         long done = (long) w.respPkts * qp.mtu;
         int psn = Psn.add(w.firstPsn, w.respPkts);
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, true, psn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, true, psn);
         tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) (w.length - done));
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     private void sendAtomic(SendWqe w) {
         Opcode op = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, true, w.firstPsn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, true, w.firstPsn);
         if (op == Opcode.RC_COMPARE_SWAP) {
             tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.swap, w.compareAdd);
         } else {
             // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero (doc §c)
             tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.compareAdd, 0);
         }
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     /** Copies {@code len} bytes at message offset {@code off} from the WQE's gather list into {@code out}. */

@@ -4,7 +4,6 @@ import io.jroce.wire.Aeth;
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Operation;
 import io.jroce.wire.Psn;
-import io.jroce.wire.RoceV2;
 import io.jroce.wire.RocePacket;
 import io.netty.buffer.ByteBuf;
 
@@ -331,23 +330,16 @@ final class Responder {
         int payload = (int) Math.min(mtu, r.remaining);
         boolean first = r.firstOfStream && r.nextPsn == r.firstPsn;
         boolean last = r.remaining <= mtu;
-        Opcode op = Opcode.rcReadResponse(first, last);
-        int pad = RoceV2.padFor(payload);
-        ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, false, r.nextPsn);
-        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
-        b.writerIndex(op.headerLength());
-        if (payload > 0) {
-            if (!r.mr.rkeyUsable()) {
-                b.release();
-                r.streaming = false;
-                nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, r.nextPsn, "READ region was deregistered");
-                return;
-            }
-            b.writeBytes(r.mr.mem(), r.mr.offsetOf(r.nextVa), payload);
+        if (payload > 0 && !r.mr.rkeyUsable()) {
+            r.streaming = false;
+            nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, r.nextPsn, "READ region was deregistered");
+            return;
         }
-        b.writeZero(pad + RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        Opcode op = Opcode.rcReadResponse(first, last);
+        ByteBuf b = tx.startPacket(qp, op, payload, false, false, r.nextPsn);
+        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
+        if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(r.nextVa), payload);
+        tx.finishPacket(qp, b);
         r.firstOfStream = false;
         r.nextPsn = Psn.next(r.nextPsn);
         r.nextVa += payload;
@@ -391,13 +383,10 @@ final class Responder {
 
     private void sendAtomicAck(int psn, long original, int ackMsn) {
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, false, psn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
         tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, ackMsn);
         tx.atomicAckEth.wrap(b, op.atomicAckEthOffset()).originalData(original);
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     /** IBA 9.7.5.1.2 / rxe duplicate_request: re-ACK, re-read, or replay the saved atomic result. */
@@ -457,12 +446,9 @@ final class Responder {
 
     void sendAck(int syndrome, int psn) {
         Opcode op = Opcode.RC_ACKNOWLEDGE;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, false, psn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
         tx.aeth.wrap(b, op.aethOffset()).write(syndrome, msn);
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     private void nakAndFail(Aeth.NakCode code, int psn, String why) {
