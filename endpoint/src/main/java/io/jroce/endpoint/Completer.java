@@ -238,7 +238,7 @@ final class Completer {
         long remaining = w.length - offset;
         int len = p.payloadLength();
         boolean last = op.endsMessage();
-        // a READ resumed part-way is answered with MIDDLE/LAST from the resume point (doc §g, duplicate READ)
+        // a READ resumed part-way is answered with MIDDLE/LAST from the resume point (IBA 9.7.5.1, duplicate READ; rxe_resp.c duplicate_request)
         boolean sequenceOk = w.respPkts == 0 ? op.startsMessage() : !op.startsMessage();
         boolean lengthOk = last ? len == remaining : len == mtu && remaining > mtu;
         if (!sequenceOk || !lengthOk) {

@@ -431,7 +431,8 @@ public final class QueuePair {
         }
     }
 
-    /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (CQE-generation seed). */
+    /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (IBA 10.3.1 error state;
+     * rxe_comp.c flush_send_queue and rxe_resp.c flush_recv_queue). */
     void flushIfError() {
         if (state != QpState.ERR) return;
         while (!sq.isEmpty()) {

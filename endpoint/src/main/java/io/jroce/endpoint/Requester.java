@@ -183,7 +183,7 @@ final class Requester {
         if (op == Opcode.RC_COMPARE_SWAP) {
             tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.swap, w.compareAdd);
         } else {
-            // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero (doc §c)
+            // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero, as rxe_req.c init_req_packet does
             tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.compareAdd, 0);
         }
         tx.finishPacket(qp, b);

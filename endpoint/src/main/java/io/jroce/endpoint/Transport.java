@@ -52,7 +52,8 @@ import java.util.concurrent.TimeoutException;
  * ({@code sendmmsg}).
  *
  * <p>The socket is unconnected with {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4
- * ID 0 and DF on every datagram and the ICRC computed here for ID 0 is what is on the wire (wire doc §f.3).
+ * ID 0 and DF on every datagram and the ICRC computed here for ID 0 is what is on the wire: the ICRC covers the IPv4 Identification (IBA RoCEv2
+ * annex A17.4.1; rxe_icrc.c rxe_icrc_hdr masks only TOS, TTL and the header checksum).
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);

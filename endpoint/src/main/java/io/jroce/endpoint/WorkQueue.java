@@ -7,8 +7,8 @@ package io.jroce.endpoint;
  * created (longs, never wrapped); index {@code i} lives in slot {@code i mod slots}.
  *
  * <p>As in a hardware ring, N slots hold N-1 entries: the ring is full when the producer is one slot
- * behind the consumer, so "full" and "empty" never look alike (receive-ring seed). A queue created for
- * {@code max_wr} work requests therefore has {@code max_wr + 1} slots.
+ * behind the consumer, so "full" and "empty" never look alike (rxe_queue.h {@code queue_full}). A queue
+ * created for {@code max_wr} work requests therefore has {@code max_wr + 1} slots, as rxe_queue_init allocates.
  */
 abstract class WorkQueue<W> {
     private final W[] slots;
