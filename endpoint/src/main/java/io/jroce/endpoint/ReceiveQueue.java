@@ -6,12 +6,6 @@ package io.jroce.endpoint;
  */
 final class ReceiveQueue extends WorkQueue<RecvWqe> {
     ReceiveQueue(int maxWr, int maxSge) {
-        super(slots(maxWr, maxSge));
-    }
-
-    private static RecvWqe[] slots(int maxWr, int maxSge) {
-        RecvWqe[] s = new RecvWqe[maxWr + 1];
-        for (int i = 0; i < s.length; i++) s[i] = new RecvWqe(maxSge);
-        return s;
+        super(new RecvWqe[maxWr + 1], () -> new RecvWqe(maxSge));
     }
 }

@@ -7,12 +7,6 @@ package io.jroce.endpoint;
  */
 final class SendQueue extends WorkQueue<SendWqe> {
     SendQueue(int maxWr, int maxSge) {
-        super(slots(maxWr, maxSge));
-    }
-
-    private static SendWqe[] slots(int maxWr, int maxSge) {
-        SendWqe[] s = new SendWqe[maxWr + 1];
-        for (int i = 0; i < s.length; i++) s[i] = new SendWqe(maxSge);
-        return s;
+        super(new SendWqe[maxWr + 1], () -> new SendWqe(maxSge));
     }
 }

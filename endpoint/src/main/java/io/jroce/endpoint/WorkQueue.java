@@ -1,5 +1,7 @@
 package io.jroce.endpoint;
 
+import java.util.function.Supplier;
+
 /**
  * A work queue ring (rdma_rxe rxe_queue.h): slots allocated once with the queue, a producer index that
  * application threads advance under {@link #lock} when they post, and a consumer index that only the
@@ -19,7 +21,9 @@ abstract class WorkQueue<W> {
     /** Consumer index: WQEs completed, flushed or discarded; their slots are free again. */
     volatile long consumed;
 
-    WorkQueue(W[] slots) {
+    /** {@code slots} is an empty array of {@code max_wr + 1}; each slot is made once, here. */
+    WorkQueue(W[] slots, Supplier<W> newSlot) {
+        for (int i = 0; i < slots.length; i++) slots[i] = newSlot.get();
         this.slots = slots;
     }
 

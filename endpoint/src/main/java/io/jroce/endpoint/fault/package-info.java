@@ -3,6 +3,7 @@
  * loss generators).
  * <ul>
  * <li>{@code FaultInjector}: the pipeline handler: decides, acts, counts; holds reordered and delayed datagrams.</li>
+ * <li>{@code FaultInjectorBuilder}: an injector's seed, plans and rules, checked when it is built.</li>
  * <li>{@code FaultPlan}: the random faults of one direction: a probability per action and timing parameters.</li>
  * <li>{@code FaultRule}: a targeted fault ("drop the first ACK"): action, match, which matches fire.</li>
  * <li>{@code FaultSpec}: the {@code --chaos} command-line grammar.</li>
