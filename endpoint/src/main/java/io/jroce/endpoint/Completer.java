@@ -47,8 +47,7 @@ final class Completer {
     }
 
     boolean hasOutstanding() {
-        long i = qp.sqRetired;
-        return i != qp.sqPosted && qp.sqSlot(i).started;
+        return !qp.sq.isEmpty() && qp.sq.head().started;
     }
 
     /** A packet went out: make sure the local ACK timer runs (IBA 9.7.6.1.3). */
@@ -168,8 +167,8 @@ final class Completer {
      */
     private boolean ackThrough(int psn) {
         boolean advanced = false;
-        while (qp.sqRetired != qp.sqPosted) {
-            SendWqe w = qp.sqSlot(qp.sqRetired);
+        while (!qp.sq.isEmpty()) {
+            SendWqe w = qp.sq.head();
             if (!w.started) break;
             if (w.opcode.isReadOrAtomic()) {
                 if (Psn.compare(psn, w.lastPsn) >= 0) {
@@ -184,7 +183,7 @@ final class Completer {
                     unackedPsn = Psn.next(psn);
                     advanced = true;
                     int acked = Psn.distance(w.firstPsn, unackedPsn);
-                    if (qp.requester.sqNext == qp.sqRetired && w.nextPkt < acked) w.nextPkt = acked; // skip what arrived
+                    if (qp.requester.sqNext == qp.sq.consumed && w.nextPkt < acked) w.nextPkt = acked; // skip what arrived
                 }
                 break;
             }
@@ -200,8 +199,8 @@ final class Completer {
 
     private void onAtomicAck(RocePacket p, int psn) {
         ackThrough(Psn.add(psn, -1));
-        if (qp.sqRetired == qp.sqPosted) return;
-        SendWqe w = qp.sqSlot(qp.sqRetired);
+        if (qp.sq.isEmpty()) return;
+        SendWqe w = qp.sq.head();
         if (!w.started || !w.opcode.isAtomic() || w.firstPsn != psn) {
             tx.counters().ghostResponse++;
             return;
@@ -216,8 +215,8 @@ final class Completer {
 
     private void onReadResponse(RocePacket p, int psn) {
         ackThrough(Psn.add(psn, -1));
-        if (qp.sqRetired == qp.sqPosted) return;
-        SendWqe w = qp.sqSlot(qp.sqRetired);
+        if (qp.sq.isEmpty()) return;
+        SendWqe w = qp.sq.head();
         if (!w.started || w.opcode != WrOpcode.RDMA_READ || w.done) {
             tx.counters().ghostResponse++;
             return;
@@ -239,7 +238,7 @@ final class Completer {
         long remaining = w.length - offset;
         int len = p.payloadLength();
         boolean last = op.endsMessage();
-        // a READ resumed part-way is answered with MIDDLE/LAST from the resume point (doc §g, duplicate READ)
+        // a READ resumed part-way is answered with MIDDLE/LAST from the resume point (IBA 9.7.5.1, duplicate READ; rxe_resp.c duplicate_request)
         boolean sequenceOk = w.respPkts == 0 ? op.startsMessage() : !op.startsMessage();
         boolean lengthOk = last ? len == remaining : len == mtu && remaining > mtu;
         if (!sequenceOk || !lengthOk) {
@@ -297,8 +296,8 @@ final class Completer {
     void retry(int psn) {
         // Go-Back-N restarts at the earliest unfinished point: WQEs complete in order, so an incomplete
         // READ or atomic at the head of the queue is resent too, even when the NAK names a later PSN.
-        if (qp.sqRetired != qp.sqPosted) {
-            SendWqe head = qp.sqSlot(qp.sqRetired);
+        if (!qp.sq.isEmpty()) {
+            SendWqe head = qp.sq.head();
             if (head.started && head.opcode.isReadOrAtomic()) {
                 int resume = Psn.add(head.firstPsn, head.respPkts);
                 if (Psn.compare(resume, psn) < 0) psn = resume;
@@ -366,7 +365,7 @@ final class Completer {
                 qp.counters.timeouts++;
                 tx.counters().timeouts++;
                 retriedAt = -1;
-                SendWqe w = qp.sqSlot(qp.sqRetired);
+                SendWqe w = qp.sq.head();
                 int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
                         : w.opcode.isAtomic() ? w.firstPsn
                         : Psn.compare(unackedPsn, w.firstPsn) > 0 ? unackedPsn : w.firstPsn;
@@ -391,17 +390,17 @@ final class Completer {
         int byteLen = op.isAtomic() ? 8 : w.length;
         // Free the slot before the completion becomes visible: a poller that sees it may post into the slot
         // at once (so the WQE's fields are read above). Retiring first also keeps the flush of a CQ overrun,
-        // which starts at sqRetired, from retiring this WQE a second time.
-        qp.sqRetired++;
-        if (qp.requester.sqNext < qp.sqRetired) qp.requester.sqNext = qp.sqRetired;
+        // which starts at the send queue head, from retiring this WQE a second time.
+        qp.sq.consumed++;
+        if (qp.requester.sqNext < qp.sq.consumed) qp.requester.sqNext = qp.sq.consumed;
         if (complete) qp.completeSend(wrId, op, status, byteLen, vendorErr);
     }
 
     /** The oldest WQE fails with {@code status}; the QP goes to the error state and flushes. */
     void failOldest(WcStatus status, int vendorErr) {
         qp.enterError("send WR failed: " + status);
-        if (qp.sqRetired != qp.sqPosted) {
-            SendWqe w = qp.sqSlot(qp.sqRetired);
+        if (!qp.sq.isEmpty()) {
+            SendWqe w = qp.sq.head();
             retire(w, status, vendorErr);
         }
         retransmitAt = 0;

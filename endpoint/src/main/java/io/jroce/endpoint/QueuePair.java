@@ -4,7 +4,6 @@ import io.jroce.wire.Psn;
 
 import java.net.InetAddress;
 import java.nio.ByteOrder;
-import java.util.EnumSet;
 import java.util.Set;
 
 import static io.jroce.endpoint.QpAttr.Field.*;
@@ -27,17 +26,9 @@ public final class QueuePair {
     private final CompletionQueue recvCq;
     final QpCounters counters = new QpCounters();
 
-    // --- send queue ring: app threads produce, the event loop retires ---
-    private final SendWqe[] sq;
-    private final Object sqLock = new Object();
-    volatile long sqPosted;
-    volatile long sqRetired;
-    // --- receive queue ring of N slots holding N-1 entries (receive-ring seed) ---
-    private final RecvWqe[] rq;
-    private final Object rqLock = new Object();
-    volatile long rqPosted;
-    volatile long rqConsumed;
-    private long rqFlushed;
+    // --- work queue rings: application threads produce, the event loop consumes ---
+    final SendQueue sq;
+    final ReceiveQueue rq;
 
     // --- QP context: fixed at transitions, read by the engines on the event loop ---
     volatile QpState state = QpState.RESET;
@@ -72,10 +63,8 @@ public final class QueuePair {
         this.init = init;
         this.sendCq = init.sendCq;
         this.recvCq = init.recvCq;
-        this.sq = new SendWqe[init.maxSendWr];
-        for (int i = 0; i < sq.length; i++) sq[i] = new SendWqe(init.maxSendSge);
-        this.rq = new RecvWqe[init.maxRecvWr + 1];
-        for (int i = 0; i < rq.length; i++) rq[i] = new RecvWqe(init.maxRecvSge);
+        this.sq = new SendQueue(init.maxSendWr, init.maxSendSge);
+        this.rq = new ReceiveQueue(init.maxRecvWr, init.maxRecvSge);
         this.requester = new Requester(this, tx);
         this.completer = new Completer(this, tx);
         this.responder = new Responder(this, tx);
@@ -101,9 +90,6 @@ public final class QueuePair {
     /** Why the QP entered the error state, or null. */
     public String errorReason() { return errorReason; }
 
-    SendWqe sqSlot(long index) { return sq[(int) (index % sq.length)]; }
-    RecvWqe rqSlot(long index) { return rq[(int) (index % rq.length)]; }
-
     // ------------------------------------------------------------------------------------------------
     // posting (application threads)
 
@@ -115,19 +101,19 @@ public final class QueuePair {
     public void postSend(SendWorkRequest first) {
         int posted = 0;
         try {
-            synchronized (sqLock) {
+            synchronized (sq.lock) {
                 for (SendWorkRequest wr = first; wr != null; wr = wr.next()) {
                     QpState st = state;
                     if (!st.acceptsSends() && st != QpState.ERR) {
                         throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + st
                                 + ": send work requests may be posted in RTS (move it to RTS first)", wr);
                     }
-                    if (sqPosted - sqRetired >= sq.length) {
+                    if (sq.isFull()) {
                         throw new VerbsException("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                                + sq.length + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
+                                + sq.capacity() + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
                     }
-                    fillSendWqe(sqSlot(sqPosted), wr);
-                    sqPosted++;
+                    fillSendWqe(sq.tail(), wr);
+                    sq.posted++;
                     posted++;
                 }
             }
@@ -206,22 +192,21 @@ public final class QueuePair {
     public void postRecv(ReceiveWorkRequest first) {
         int posted = 0;
         try {
-            synchronized (rqLock) {
+            synchronized (rq.lock) {
                 for (ReceiveWorkRequest wr = first; wr != null; wr = wr.next()) {
                     QpState st = state;
                     if (!st.acceptsReceives()) {
                         throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in RESET: receives may be posted from INIT on", wr);
                     }
-                    // a ring of N slots holds N-1 entries: full when the producer is one behind the consumer
-                    if (rqPosted - rqConsumed >= rq.length - 1) {
+                    if (rq.isFull()) {
                         throw new VerbsException("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                                + (rq.length - 1) + " entries)", wr);
+                                + rq.capacity() + " entries)", wr);
                     }
                     Sge[] sgl = wr.sgl();
                     if (sgl.length > init.maxRecvSge) {
                         throw new VerbsException(sgl.length + " SGEs exceed max_recv_sge " + init.maxRecvSge, wr);
                     }
-                    RecvWqe r = rqSlot(rqPosted);
+                    RecvWqe r = rq.tail();
                     long cap = 0;
                     for (int i = 0; i < sgl.length; i++) {
                         Sge s = sgl[i];
@@ -234,7 +219,7 @@ public final class QueuePair {
                     r.numSge = sgl.length;
                     r.capacity = cap;
                     r.wrId = wr.wrId();
-                    rqPosted++;
+                    rq.posted++;
                     posted++;
                 }
             }
@@ -267,7 +252,7 @@ public final class QueuePair {
 
     /** Returns false when the receive CQ overran: the QP is then in ERR and the message must not be ACKed. */
     boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
-        rqConsumed++;
+        rq.consumed++;
         if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited)) {
             if (state != QpState.ERR) toError("receive CQ overrun");
             return false;
@@ -290,53 +275,10 @@ public final class QueuePair {
         });
     }
 
-    private static final Set<QpAttr.Field> NONE = EnumSet.noneOf(QpAttr.Field.class);
-
     private void applyModify(QpAttr a) {
         QpState cur = state;
         QpState next = a.has(STATE) ? a.state : cur;
-        Set<QpAttr.Field> required;
-        Set<QpAttr.Field> optional;
-        switch (cur + "->" + next) {
-            case "RESET->INIT" -> { required = EnumSet.of(PKEY_INDEX, PORT, ACCESS_FLAGS); optional = NONE; }
-            case "INIT->INIT" -> { required = NONE; optional = EnumSet.of(PKEY_INDEX, PORT, ACCESS_FLAGS); }
-            case "INIT->RTR" -> {
-                required = EnumSet.of(AV, PATH_MTU, DEST_QPN, RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER);
-                optional = EnumSet.of(ACCESS_FLAGS, PKEY_INDEX);
-            }
-            case "RTR->RTS" -> {
-                required = EnumSet.of(SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC);
-                optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER);
-            }
-            case "RTS->RTS", "SQE->RTS" -> { required = NONE; optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER); }
-            case "RTS->SQD" -> { required = NONE; optional = NONE; }
-            case "SQD->RTS" -> { required = NONE; optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER); }
-            case "SQD->SQD" -> {
-                required = NONE;
-                optional = EnumSet.of(ACCESS_FLAGS, MIN_RNR_TIMER, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC);
-            }
-            default -> {
-                if (next == QpState.RESET || next == QpState.ERR) {
-                    required = NONE;
-                    optional = NONE;
-                } else {
-                    throw new VerbsException("illegal QP transition " + cur + " -> " + next + " for QP 0x" + Integer.toHexString(qpn));
-                }
-            }
-        }
-        EnumSet<QpAttr.Field> given = EnumSet.copyOf(a.mask().isEmpty() ? EnumSet.of(STATE) : a.mask());
-        given.remove(STATE);
-        EnumSet<QpAttr.Field> missing = EnumSet.copyOf(required);
-        missing.removeAll(given);
-        if (!missing.isEmpty()) {
-            throw new VerbsException(cur + " -> " + next + " needs attribute(s) " + missing);
-        }
-        EnumSet<QpAttr.Field> extra = EnumSet.copyOf(given);
-        extra.removeAll(required);
-        extra.removeAll(optional);
-        if (!extra.isEmpty()) {
-            throw new VerbsException(cur + " -> " + next + " does not take attribute(s) " + extra);
-        }
+        Set<QpAttr.Field> given = QpStateTable.check(cur, next, a.mask(), qpn);
         validateValues(a, given);
         // all checks passed: apply
         for (QpAttr.Field f : given) copyField(a, f);
@@ -351,7 +293,7 @@ public final class QueuePair {
             }
             case RTS -> {
                 if (cur == QpState.RTR) {
-                    requester.reset(attrs.sqPsn, sqRetired);
+                    requester.reset(attrs.sqPsn, sq.consumed);
                     completer.reset(attrs.sqPsn);
                 }
                 state = QpState.RTS;
@@ -442,8 +384,8 @@ public final class QueuePair {
     String describeNow() {
         {
             String head = "";
-            if (sqRetired != sqPosted) {
-                SendWqe w = sqSlot(sqRetired);
+            if (!sq.isEmpty()) {
+                SendWqe w = sq.head();
                 head = String.format(" head %s psn 0x%06x..0x%06x next_pkt %d resp %d%s", w.opcode, w.firstPsn, w.lastPsn,
                         w.nextPkt, w.respPkts, w.started ? "" : " (not started)");
             }
@@ -451,7 +393,7 @@ public final class QueuePair {
                     "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d (cursor +%d) rq %d/%d"
                             + " retries %d timeouts %d timer %s%s rd_atomic %d srtt %dus%s%s",
                     qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
-                    sqPosted - sqRetired, sq.length, requester.sqNext - sqRetired, rqPosted - rqConsumed, rq.length - 1,
+                    sq.depth(), sq.capacity(), requester.sqNext - sq.consumed, rq.depth(), rq.capacity(),
                     counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
                     requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos / 1000, head,
                     errorReason == null ? "" : " error: " + errorReason);
@@ -461,13 +403,8 @@ public final class QueuePair {
     private void toReset() {
         state = QpState.RESET;
         // RESET discards every WQE without completions (IBA 10.3.1)
-        synchronized (sqLock) {
-            sqRetired = sqPosted;
-        }
-        synchronized (rqLock) {
-            rqConsumed = rqPosted;
-            rqFlushed = rqPosted;
-        }
+        sq.discardAll();
+        rq.discardAll();
         completer.retransmitAt = 0;
         requester.rnrWaiting = false;
         errorReason = null;
@@ -494,19 +431,20 @@ public final class QueuePair {
         }
     }
 
-    /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (CQE-generation seed). */
+    /** In ERR every outstanding WR completes with WR_FLUSH_ERR, signaled or not (IBA 10.3.1 error state;
+     * rxe_comp.c flush_send_queue and rxe_resp.c flush_recv_queue). */
     void flushIfError() {
         if (state != QpState.ERR) return;
-        while (sqRetired != sqPosted) {
-            SendWqe w = sqSlot(sqRetired);
+        while (!sq.isEmpty()) {
+            SendWqe w = sq.head();
             sendCq.push(w.wrId, WcStatus.WR_FLUSH_ERR, w.opcode.completionOpcode(), 0, 0, qpn, 0, 0, false);
-            sqRetired++;
+            sq.consumed++;
         }
-        requester.sqNext = sqRetired;
-        while (rqConsumed != rqPosted) {
-            RecvWqe r = rqSlot(rqConsumed);
+        requester.sqNext = sq.consumed;
+        while (!rq.isEmpty()) {
+            RecvWqe r = rq.head();
             recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, qpn, 0, 0, false);
-            rqConsumed++;
+            rq.consumed++;
         }
     }
 

@@ -2,7 +2,6 @@ package io.jroce.endpoint;
 
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Psn;
-import io.jroce.wire.RoceV2;
 import io.netty.buffer.ByteBuf;
 
 /**
@@ -53,8 +52,8 @@ final class Requester {
         }
         if ((st != QpState.RTS && st != QpState.SQD) || rnrWaiting) return;
         Completer comp = qp.completer;
-        while (sqNext != qp.sqPosted) {
-            SendWqe w = qp.sqSlot(sqNext);
+        while (sqNext != qp.sq.posted) {
+            SendWqe w = qp.sq.slot(sqNext);
             if (!w.started) {
                 if (st == QpState.SQD) break; // draining: nothing new starts
                 // IBA 10.8.3.3: a fenced WR waits for every earlier READ and atomic to complete
@@ -114,9 +113,9 @@ final class Requester {
      * local ACK timeout. Returns false if there was nothing to probe.
      */
     boolean probe(int unackedPsn) {
-        if (qp.sqRetired == qp.sqPosted) return false;
-        SendWqe w = qp.sqSlot(qp.sqRetired);
-        if (!w.started || w.nextPkt == 0 && sqNext == qp.sqRetired) return false;
+        if (qp.sq.isEmpty()) return false;
+        SendWqe w = qp.sq.head();
+        if (!w.started || w.nextPkt == 0 && sqNext == qp.sq.consumed) return false;
         if (w.opcode == WrOpcode.RDMA_READ) {
             // ask again for the responses from the first missing one: the responder answers a duplicate
             // READ from its resource, and stale responses of the earlier stream are ignored as duplicates
@@ -128,7 +127,7 @@ final class Requester {
             return true;
         }
         int pkt = Psn.distance(w.firstPsn, unackedPsn);
-        if (pkt >= w.npkts || pkt >= w.nextPkt && sqNext == qp.sqRetired) return false; // not sent yet
+        if (pkt >= w.npkts || pkt >= w.nextPkt && sqNext == qp.sq.consumed) return false; // not sent yet
         sendDataPacket(w, pkt, unackedPsn, true);
         return true;
     }
@@ -160,16 +159,12 @@ final class Requester {
         }
         if (pkt >= w.sentHigh) w.sentHigh = pkt + 1;
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
-        int pad = RoceV2.padFor(payload);
-        ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+        ByteBuf b = tx.startPacket(qp, op, payload, se, ackReq, psn);
         if (op.hasReth()) tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
         if (op.hasImmDt()) tx.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
         if (op.hasIeth()) tx.ieth.wrap(b, op.iethOffset()).rkey(w.invalidateRkey);
-        b.writerIndex(op.headerLength());
         gather(w, offset, payload, b);
-        b.writeZero(pad + RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     /** A READ request resumes after the responses already accepted (IBA 9.7.4.1.4, rxe req_retry). */
@@ -177,27 +172,21 @@ final class Requester {
         long done = (long) w.respPkts * qp.mtu;
         int psn = Psn.add(w.firstPsn, w.respPkts);
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, true, psn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, true, psn);
         tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) (w.length - done));
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     private void sendAtomic(SendWqe w) {
         Opcode op = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, true, w.firstPsn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, true, w.firstPsn);
         if (op == Opcode.RC_COMPARE_SWAP) {
             tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.swap, w.compareAdd);
         } else {
-            // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero (doc §c)
+            // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero, as rxe_req.c init_req_packet does
             tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.compareAdd, 0);
         }
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     /** Copies {@code len} bytes at message offset {@code off} from the WQE's gather list into {@code out}. */
@@ -228,8 +217,8 @@ final class Requester {
      * Returns false if no unretired WQE holds that PSN.
      */
     boolean rewind(int psn) {
-        for (long i = qp.sqRetired; i != sqNext + 1 && i != qp.sqPosted; i++) {
-            SendWqe w = qp.sqSlot(i);
+        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
+            SendWqe w = qp.sq.slot(i);
             if (!w.started) break;
             if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, w.lastPsn) <= 0) {
                 if (w.opcode.isReadOrAtomic()) {
@@ -237,8 +226,8 @@ final class Requester {
                 } else {
                     w.nextPkt = Psn.distance(w.firstPsn, psn);
                 }
-                for (long j = i + 1; j != sqNext + 1 && j != qp.sqPosted; j++) {
-                    SendWqe later = qp.sqSlot(j);
+                for (long j = i + 1; j != sqNext + 1 && j != qp.sq.posted; j++) {
+                    SendWqe later = qp.sq.slot(j);
                     if (!later.started) break;
                     later.nextPkt = 0;
                     later.respPkts = 0;

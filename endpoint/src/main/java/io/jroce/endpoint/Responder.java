@@ -4,7 +4,6 @@ import io.jroce.wire.Aeth;
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Operation;
 import io.jroce.wire.Psn;
-import io.jroce.wire.RoceV2;
 import io.jroce.wire.RocePacket;
 import io.netty.buffer.ByteBuf;
 
@@ -29,7 +28,7 @@ final class Responder {
     private long writeVa;
     private long writeRemaining;
     private long writeTotal;
-    private ReadResource[] resources = new ReadResource[0];
+    private ResponderResource[] resources = new ResponderResource[0];
     private int nextResource;
     private boolean pumpScheduled;
 
@@ -45,8 +44,8 @@ final class Responder {
         inProgress = null;
         writeMr = null;
         int n = Math.max(1, maxDestRdAtomic);
-        resources = new ReadResource[n];
-        for (int i = 0; i < n; i++) resources[i] = new ReadResource();
+        resources = new ResponderResource[n];
+        for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
         nextResource = 0;
     }
 
@@ -126,13 +125,13 @@ final class Responder {
 
     private void executeSend(RocePacket p, Opcode op, int psn) {
         if (op.startsMessage()) {
-            if (qp.rqConsumed == qp.rqPosted) {
+            if (qp.rq.isEmpty()) {
                 rnrNak(psn);
                 return;
             }
             recvOffset = 0;
         }
-        RecvWqe r = qp.rqSlot(qp.rqConsumed);
+        RecvWqe r = qp.rq.head();
         int len = p.payloadLength();
         if (recvOffset + len > r.capacity) {
             // the receive buffer is too short: local length error here, invalid request for the requester
@@ -196,7 +195,7 @@ final class Responder {
             writeTotal = dmaLen;
         }
         boolean withImm = op.hasImmDt();
-        if (withImm && qp.rqConsumed == qp.rqPosted) {
+        if (withImm && qp.rq.isEmpty()) {
             rnrNak(psn); // checked before any byte of this packet lands
             return;
         }
@@ -225,7 +224,7 @@ final class Responder {
         inProgress = null;
         msn = (msn + 1) & Aeth.MSN_MASK;
         if (withImm) {
-            RecvWqe r = qp.rqSlot(qp.rqConsumed);
+            RecvWqe r = qp.rq.head();
             if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeTotal, p.immDt().imm(),
                     WorkCompletion.WITH_IMM, p.se())) {
                 cqOverrun(psn);
@@ -259,7 +258,7 @@ final class Responder {
             return;
         }
         int n = Math.max(1, (int) ((len + qp.mtu - 1) / qp.mtu));
-        ReadResource r = allocResource();
+        ResponderResource r = allocResource();
         r.atomic = false;
         r.valid = true;
         r.firstPsn = psn;
@@ -275,18 +274,18 @@ final class Responder {
 
     private int streamingCount() {
         int c = 0;
-        for (ReadResource r : resources) if (r.valid && r.streaming) c++;
+        for (ResponderResource r : resources) if (r.valid && r.streaming) c++;
         return c;
     }
 
-    private ReadResource allocResource() {
-        ReadResource r = resources[nextResource];
+    private ResponderResource allocResource() {
+        ResponderResource r = resources[nextResource];
         nextResource = (nextResource + 1) % resources.length;
         r.streaming = false;
         return r;
     }
 
-    private void startStream(ReadResource r, int psn, long va, long len) {
+    private void startStream(ResponderResource r, int psn, long va, long len) {
         r.streaming = true;
         r.nextPsn = psn;
         r.nextVa = va;
@@ -300,7 +299,7 @@ final class Responder {
         pumpScheduled = false;
         int budget = READ_PACKETS_PER_PASS;
         while (budget > 0) {
-            ReadResource r = oldestStreaming();
+            ResponderResource r = oldestStreaming();
             if (r == null) return;
             while (budget > 0 && r.streaming) {
                 sendReadResponse(r);
@@ -314,15 +313,15 @@ final class Responder {
         tx.flushLater(); // responses written outside a receive pass need their own flush
     }
 
-    private ReadResource oldestStreaming() {
-        ReadResource best = null;
-        for (ReadResource r : resources) {
+    private ResponderResource oldestStreaming() {
+        ResponderResource best = null;
+        for (ResponderResource r : resources) {
             if (r.valid && r.streaming && (best == null || Psn.compare(r.nextPsn, best.nextPsn) < 0)) best = r;
         }
         return best;
     }
 
-    private void sendReadResponse(ReadResource r) {
+    private void sendReadResponse(ResponderResource r) {
         if (qp.state == QpState.ERR || qp.state == QpState.RESET) {
             r.streaming = false;
             return;
@@ -331,23 +330,16 @@ final class Responder {
         int payload = (int) Math.min(mtu, r.remaining);
         boolean first = r.firstOfStream && r.nextPsn == r.firstPsn;
         boolean last = r.remaining <= mtu;
-        Opcode op = Opcode.rcReadResponse(first, last);
-        int pad = RoceV2.padFor(payload);
-        ByteBuf b = tx.newPacket(op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, false, r.nextPsn);
-        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
-        b.writerIndex(op.headerLength());
-        if (payload > 0) {
-            if (!r.mr.rkeyUsable()) {
-                b.release();
-                r.streaming = false;
-                nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, r.nextPsn, "READ region was deregistered");
-                return;
-            }
-            b.writeBytes(r.mr.mem(), r.mr.offsetOf(r.nextVa), payload);
+        if (payload > 0 && !r.mr.rkeyUsable()) {
+            r.streaming = false;
+            nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, r.nextPsn, "READ region was deregistered");
+            return;
         }
-        b.writeZero(pad + RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        Opcode op = Opcode.rcReadResponse(first, last);
+        ByteBuf b = tx.startPacket(qp, op, payload, false, false, r.nextPsn);
+        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
+        if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(r.nextVa), payload);
+        tx.finishPacket(qp, b);
         r.firstOfStream = false;
         r.nextPsn = Psn.next(r.nextPsn);
         r.nextVa += payload;
@@ -378,7 +370,7 @@ final class Responder {
                 ? mr.compareAndSwap(off, p.atomicEth().compare(), p.atomicEth().swapAdd())
                 : mr.fetchAndAdd(off, p.atomicEth().swapAdd());
         msn = (msn + 1) & Aeth.MSN_MASK;
-        ReadResource r = allocResource();
+        ResponderResource r = allocResource();
         r.atomic = true;
         r.valid = true;
         r.firstPsn = psn;
@@ -391,13 +383,10 @@ final class Responder {
 
     private void sendAtomicAck(int psn, long original, int ackMsn) {
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, false, psn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
         tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, ackMsn);
         tx.atomicAckEth.wrap(b, op.atomicAckEthOffset()).originalData(original);
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     /** IBA 9.7.5.1.2 / rxe duplicate_request: re-ACK, re-read, or replay the saved atomic result. */
@@ -408,7 +397,7 @@ final class Responder {
             case RDMA_READ_REQUEST -> {
                 long va = p.reth().va();
                 long len = p.reth().dmaLengthUnsigned();
-                for (ReadResource r : resources) {
+                for (ResponderResource r : resources) {
                     if (!r.valid || r.atomic) continue;
                     if (Psn.compare(psn, r.firstPsn) < 0 || Psn.compare(psn, r.lastPsn) > 0) continue;
                     // the retry must ask for the same bytes or a tail of them, under the same key
@@ -420,7 +409,7 @@ final class Responder {
                 tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
             }
             case COMPARE_SWAP, FETCH_ADD -> {
-                for (ReadResource r : resources) {
+                for (ResponderResource r : resources) {
                     if (r.valid && r.atomic && r.firstPsn == psn) {
                         sendAtomicAck(psn, r.original, r.msn); // never executed twice
                         return;
@@ -457,12 +446,9 @@ final class Responder {
 
     void sendAck(int syndrome, int psn) {
         Opcode op = Opcode.RC_ACKNOWLEDGE;
-        ByteBuf b = tx.newPacket(op.headerLength() + RoceV2.ICRC_LENGTH);
-        tx.bth.wrap(b, 0).write(op.code(), false, false, 0, RoceV2.DEFAULT_PKEY, qp.destQpn, false, psn);
+        ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
         tx.aeth.wrap(b, op.aethOffset()).write(syndrome, msn);
-        b.writerIndex(op.headerLength());
-        b.writeZero(RoceV2.ICRC_LENGTH);
-        tx.send(qp, b);
+        tx.finishPacket(qp, b);
     }
 
     private void nakAndFail(Aeth.NakCode code, int psn, String why) {

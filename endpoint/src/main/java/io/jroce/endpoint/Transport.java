@@ -10,6 +10,7 @@ import io.jroce.wire.ImmDtView;
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Problem;
 import io.jroce.wire.RethView;
+import io.jroce.wire.RoceV2;
 import io.jroce.wire.RocePacket;
 import io.jroce.wire.pcap.PcapWriter;
 import io.netty.bootstrap.Bootstrap;
@@ -51,7 +52,8 @@ import java.util.concurrent.TimeoutException;
  * ({@code sendmmsg}).
  *
  * <p>The socket is unconnected with {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4
- * ID 0 and DF on every datagram and the ICRC computed here for ID 0 is what is on the wire (wire doc §f.3).
+ * ID 0 and DF on every datagram and the ICRC computed here for ID 0 is what is on the wire: the ICRC covers the IPv4 Identification (IBA RoCEv2
+ * annex A17.4.1; rxe_icrc.c rxe_icrc_hdr masks only TOS, TTL and the header checksum).
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
@@ -77,7 +79,7 @@ final class Transport {
     private PcapWriter pcap;
 
     // event-loop-only scratch: one of each flyweight, no object per packet
-    final BthView bth = new BthView();
+    private final BthView bth = new BthView();
     final RethView reth = new RethView();
     final AethView aeth = new AethView();
     final AtomicEthView atomicEth = new AtomicEthView();
@@ -211,12 +213,28 @@ final class Transport {
     // ------------------------------------------------------------------------------------------------
     // transmit
 
-    ByteBuf newPacket(int length) {
-        return alloc.directBuffer(length, length);
+    /**
+     * Starts a packet to {@code qp}'s peer: allocates it at its final size (headers, {@code payload} bytes,
+     * pad and ICRC; pooled, never grown) and writes the BTH. The caller writes the extension headers
+     * through the views at {@code op}'s offsets and appends the payload, then calls {@link #finishPacket}.
+     */
+    ByteBuf startPacket(QueuePair qp, Opcode op, int payload, boolean se, boolean ackReq, int psn) {
+        int pad = RoceV2.padFor(payload);
+        int length = op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH;
+        ByteBuf b = alloc.directBuffer(length, length);
+        bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+        b.writerIndex(op.headerLength());
+        return b;
+    }
+
+    /** Ends a packet from {@link #startPacket}: zero pad, the ICRC, and the datagram queued for the batch. */
+    void finishPacket(QueuePair qp, ByteBuf b) {
+        b.writeZero(b.writableBytes()); // pad and the ICRC field: the buffer was sized to end exactly there
+        send(qp, b);
     }
 
     /** Stamps the ICRC for (our address, ID 0, DF) and queues the datagram; flushed with the batch. */
-    void send(QueuePair qp, ByteBuf b) {
+    private void send(QueuePair qp, ByteBuf b) {
         int len = b.writerIndex();
         txIcrc.writeIpv4(localAddr, qp.destAddressInt, 0, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
         counters.packetsOut++;

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
- * Remote access violations (wire doc §g, responder table): an R_Key or range failure is NAKed with remote
+ * Remote access violations (rxe_resp.c check_rkey and check_op_valid, NAK codes of rxe_hdr.h enum aeth_syndrome): an R_Key or range failure is NAKed with remote
  * access error and completes as REM_ACCESS_ERR; a missing QP access flag or a misaligned atomic is NAKed
  * as invalid request and completes as REM_INV_REQ_ERR. Both QPs go to the error state: the requester
  * flushes the rest of its send queue (unsignaled WRs too), the responder flushes its posted receives, and

@@ -12,9 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Completion queues and completion generation (CQE-generation seed): overflow is reported and fails the
- * QP, unsignaled send WRs complete silently while a later signaled one completes, a flush ignores the
- * signal gate, and armed notifications fire for solicited receives only when asked to.
+ * Completion queues and completion generation (rxe_comp.c do_complete, rxe_cq.c rxe_cq_post): overflow
+ * is reported and fails the QP, unsignaled send WRs complete silently while a later signaled one
+ * completes, a flush ignores the signal gate, and armed notifications fire for solicited receives only
+ * when asked to.
  */
 class CompletionQueueTest {
 

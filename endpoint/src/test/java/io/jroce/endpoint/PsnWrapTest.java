@@ -11,7 +11,7 @@ import static io.jroce.endpoint.Bytes.CANARY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * 24-bit PSNs wrap from 0xFFFFFF to 0 (wire doc §g). Connections start just below the wrap in both
+ * 24-bit PSNs wrap from 0xFFFFFF to 0 (IBA 9.7.1; rxe.h psn_compare). Connections start just below the wrap in both
  * directions and run mixed traffic across it; the live PSNs from query() follow the packets exactly.
  */
 class PsnWrapTest {

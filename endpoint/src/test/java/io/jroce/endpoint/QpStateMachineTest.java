@@ -5,9 +5,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -172,6 +175,79 @@ class QpStateMachineTest {
             // with it, the same transition goes through
             qp.modify(fullAttrsWithout(r.from, null, p.b));
             assertEquals(fullAttrsWithout(r.from, null, p.b).state(), qp.state());
+        }
+    }
+
+    /** The legal RC transitions of IBA 10.3.1 (QP state diagram) besides "any state -> RESET or ERR". */
+    private static final Set<String> IBA_TRANSITIONS = Set.of("RESET->INIT", "INIT->INIT", "INIT->RTR", "RTR->RTS",
+            "RTS->RTS", "RTS->SQD", "SQD->RTS", "SQD->SQD", "SQE->RTS");
+
+    @Test
+    void theTransitionTableHoldsExactlyTheLegalTransitions() {
+        for (QpState from : QpState.values()) {
+            for (QpState to : QpState.values()) {
+                boolean legal = to == QpState.RESET || to == QpState.ERR || IBA_TRANSITIONS.contains(from + "->" + to);
+                QpStateTable.Transition t = QpStateTable.lookup(from, to);
+                assertEquals(legal, t != null, from + " -> " + to);
+                if (t == null) continue;
+                assertFalse(t.required().contains(QpAttr.Field.STATE) || t.optional().contains(QpAttr.Field.STATE), "STATE selects the cell");
+                for (QpAttr.Field f : t.required()) assertFalse(t.optional().contains(f), from + " -> " + to + ": " + f + " both required and optional");
+            }
+        }
+    }
+
+    /** A valid value for {@code f}, as the transitions into RTS would take it. */
+    private static QpAttr give(QpAttr a, QpAttr.Field f, Device peer) {
+        return switch (f) {
+            case STATE -> a;
+            case ACCESS_FLAGS -> a.accessFlags(Pair.QP_ACCESS);
+            case PKEY_INDEX -> a.pkeyIndex(0);
+            case PORT -> a.port(1);
+            case PATH_MTU -> a.pathMtu(Mtu.MTU_1024);
+            case DEST_QPN -> a.destQpNum(0x99);
+            case AV -> a.dest(peer.address(), peer.port());
+            case RQ_PSN -> a.rqPsn(PSN_B);
+            case MAX_DEST_RD_ATOMIC -> a.maxDestRdAtomic(2);
+            case MIN_RNR_TIMER -> a.minRnrTimer(1);
+            case SQ_PSN -> a.sqPsn(PSN_A);
+            case TIMEOUT -> a.timeout(14);
+            case RETRY_CNT -> a.retryCnt(7);
+            case RNR_RETRY -> a.rnrRetry(7);
+            case MAX_QP_RD_ATOMIC -> a.maxRdAtomic(2);
+        };
+    }
+
+    /**
+     * Every cell of the table is what modify enforces: the transition goes through with its required and
+     * optional attributes all given, and an attribute outside both sets is refused, named.
+     */
+    @Test
+    void everyLegalTransitionTakesExactlyItsTableAttributes() throws Exception {
+        try (Pair p = new Pair()) {
+            for (QpState from : QpState.values()) {
+                if (from == QpState.SQE) continue; // entered only by a send queue error, not by modify
+                for (QpState to : QpState.values()) {
+                    QpStateTable.Transition t = QpStateTable.lookup(from, to);
+                    if (t == null) continue;
+                    QueuePair qp = newQp(p, p.a);
+                    moveTo(qp, p, from);
+                    EnumSet<QpAttr.Field> outside = EnumSet.complementOf(t.required());
+                    outside.removeAll(t.optional());
+                    outside.remove(QpAttr.Field.STATE);
+                    if (!outside.isEmpty()) {
+                        QpAttr.Field stray = outside.iterator().next();
+                        QpAttr bad = new QpAttr().state(to);
+                        for (QpAttr.Field f : t.required()) give(bad, f, p.b);
+                        assertRefused(qp, give(bad, stray, p.b), stray.name(), from.name(), to.name());
+                    }
+                    QpAttr all = new QpAttr().state(to);
+                    for (QpAttr.Field f : t.required()) give(all, f, p.b);
+                    for (QpAttr.Field f : t.optional()) give(all, f, p.b);
+                    qp.modify(all);
+                    assertEquals(to, qp.state(), from + " -> " + to + " with " + all.mask());
+                    qp.destroy();
+                }
+            }
         }
     }
 

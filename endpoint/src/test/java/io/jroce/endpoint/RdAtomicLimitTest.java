@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The requester's max_rd_atomic limit (wire doc §g: extra READs and atomics wait) and atomicity of
+ * The requester's max_rd_atomic limit (rxe_req.c check_init_depth: extra READs and atomics wait) and atomicity of
  * FETCH_ADD across connections. A filter on the requester's socket counts the READ and atomic requests
  * in flight on the wire: a request is in flight from the datagram that carries it until the datagram that
  * ends its response.

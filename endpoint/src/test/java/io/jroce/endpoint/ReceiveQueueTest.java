@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The receive queue (receive-ring seed): a ring of N slots holds N-1 entries, entries are consumed strictly
+ * The receive queue (rdma_rxe rxe_queue.h, rxe_resp.c): a ring of N slots holds N-1 entries, entries are consumed strictly
  * in order so receive completions arrive in send order, and a SEND that finds the ring dry is RNR-NAKed
  * and retried until a receive is posted.
  */

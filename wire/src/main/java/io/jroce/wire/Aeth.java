@@ -1,7 +1,7 @@
 package io.jroce.wire;
 
 /**
- * AETH syndrome helpers (IBTA vol.1 AETH; rxe_hdr.h {@code enum aeth_syndrome}; roce-wire.md §e).
+ * AETH syndrome helpers (IBA 9.7.5.1; rxe_hdr.h {@code enum aeth_syndrome}).
  *
  * <pre>
  * syndrome bit 7     reserved (0)
@@ -51,7 +51,7 @@ public final class Aeth {
     private static final Kind[] KINDS = Kind.values();
 
     /**
-     * End-to-end credit counts by code (IBTA credit table, as in rdmavt rc.c; roce-wire.md §e). Code 31 means "invalid", which an
+     * End-to-end credit counts by code (IBTA credit table, as in rdmavt rc.c {@code credit_table}). Code 31 means "invalid", which an
      * ACK uses to say it carries no credit information, so it maps to -1 (treat as unlimited).
      */
     private static final int[] CREDITS = {
@@ -60,7 +60,7 @@ public final class Aeth {
     };
 
     /**
-     * Minimum RNR NAK delays in microseconds by timer code (IBTA RNR timer table, as in ib_verbs.h {@code enum ib_rnr_timeout}; roce-wire.md §e).
+     * Minimum RNR NAK delays in microseconds by timer code (IBTA RNR timer table, as in ib_verbs.h {@code enum ib_rnr_timeout} and rxe_comp.c {@code rnrnak_usec}).
      * Code 0 is the longest, 655.36 ms. Code 25 is 61.44 ms; rxe_comp.c's table has the typo 61410 us.
      */
     private static final int[] RNR_MICROS = {

@@ -3,7 +3,7 @@ package io.jroce.wire;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Flyweight over a Base Transport Header (rxe_hdr.h {@code struct rxe_bth}; roce-wire.md §b; 12 bytes, big-endian).
+ * Flyweight over a Base Transport Header (IBA 9.2; rxe_hdr.h {@code struct rxe_bth}; 12 bytes, big-endian).
  *
  * <pre>
  * byte 0     OpCode

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import java.util.zip.CRC32;
 
 /**
- * RoCEv2 Invariant CRC (IBTA RoCEv2 annex A17; rxe_icrc.c; roce-wire.md §f). Plain IEEE 802.3 CRC-32,
+ * RoCEv2 Invariant CRC (IBA RoCEv2 annex A17.4.1; rxe_icrc.c {@code rxe_icrc_hdr}). Plain IEEE 802.3 CRC-32,
  * i.e. {@link CRC32}, not CRC32C, over a masked pseudo-packet:
  *
  * <pre>

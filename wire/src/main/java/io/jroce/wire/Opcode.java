@@ -13,7 +13,7 @@ import static io.jroce.wire.Opcode.Ext.RETH;
 /**
  * The BTH opcodes jroce speaks: RC, UD SEND and CNP. Names follow Linux {@code include/rdma/ib_pack.h}
  * without the {@code IB_OPCODE_} prefix; the values and header layouts are the IBTA opcode table as implemented by
- * rdma_rxe ({@code rxe_opcode.c}); roce-wire.md §d. UC, RD, FLUSH and ATOMIC_WRITE are not supported:
+ * rdma_rxe ({@code rxe_opcode.c} {@code rxe_opcode[]}). UC, RD, FLUSH and ATOMIC_WRITE are not supported:
  * {@link #of(int)} returns null for them, like for reserved values.
  *
  * <p>Header layout is precomputed per constant (offsets, lengths), so the hot-path accessors are field reads.
@@ -33,7 +33,7 @@ public enum Opcode {
     RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x0B, Operation.RDMA_WRITE, Position.ONLY, RETH | IMM_DT),
     RC_RDMA_READ_REQUEST(0x0C, Operation.RDMA_READ_REQUEST, Position.ONLY, RETH),
     RC_RDMA_READ_RESPONSE_FIRST(0x0D, Operation.RDMA_READ_RESPONSE, Position.FIRST, AETH),
-    /** The only READ response without an AETH (rxe_opcode.c gives MIDDLE no AETH; roce-wire.md §c). */
+    /** The only READ response without an AETH (rxe_opcode.c gives MIDDLE no AETH). */
     RC_RDMA_READ_RESPONSE_MIDDLE(0x0E, Operation.RDMA_READ_RESPONSE, Position.MIDDLE, NONE),
     RC_RDMA_READ_RESPONSE_LAST(0x0F, Operation.RDMA_READ_RESPONSE, Position.LAST, AETH),
     RC_RDMA_READ_RESPONSE_ONLY(0x10, Operation.RDMA_READ_RESPONSE, Position.ONLY, AETH),
@@ -45,7 +45,7 @@ public enum Opcode {
     RC_SEND_ONLY_WITH_INVALIDATE(0x17, Operation.SEND, Position.ONLY, IETH),
     UD_SEND_ONLY(0x64, Operation.SEND, Position.ONLY, DETH),
     UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Operation.SEND, Position.ONLY, DETH | IMM_DT),
-    /** RoCEv2 CNP (IBTA RoCEv2 annex; scapy {@code cnp()}; roce-wire.md §d): BTH followed by 16 reserved bytes, counted here as header. */
+    /** RoCEv2 CNP (IBA RoCEv2 annex A17, congestion notification; scapy {@code cnp()}): BTH followed by 16 reserved bytes, counted here as header. */
     CNP(0x81, Operation.CNP, Position.ONLY, CNP_RESERVED);
 
     /** Extension header bits; a nested class so the enum constructors may use them. */
@@ -229,7 +229,7 @@ public enum Opcode {
                 || operation == Operation.ATOMIC_ACKNOWLEDGE;
     }
 
-    /** Transport bits 7..5 = 000 (roce-wire.md §b). */
+    /** Transport bits 7..5 of the BTH OpCode = 000, reliable connection (IBA 9.2). */
     public boolean isRc() {
         return (code >>> 5) == 0;
     }

@@ -1,7 +1,7 @@
 package io.jroce.wire;
 
 /**
- * 24-bit packet sequence number arithmetic (PSNs wrap modulo 2^24; roce-wire.md §g).
+ * 24-bit packet sequence number arithmetic (PSNs wrap modulo 2^24: IBA 9.7.1; rxe.h {@code psn_compare}).
  * Ordering uses a half window of 2^23, exactly like rxe.h {@code psn_compare}: shift the 32-bit difference
  * left by 8 so the sign of the 24-bit difference lands in bit 31.
  *

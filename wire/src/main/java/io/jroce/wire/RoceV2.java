@@ -7,7 +7,7 @@ public final class RoceV2 {
     public static final int ICRC_LENGTH = 4;
     /** Full-membership default partition ({@code IB_DEFAULT_PKEY_FULL}); rxe always sends it. */
     public static final int DEFAULT_PKEY = 0xFFFF;
-    /** Well-known Q_Key of QP1, the General Services Interface ({@code IB_QP1_QKEY}, rxe's {@code GSI_QKEY}; roce-wire.md §c). */
+    /** Well-known Q_Key of QP1, the General Services Interface ({@code IB_QP1_QKEY}, rxe's {@code GSI_QKEY}). */
     public static final int GSI_QKEY = 0x80010000;
 
     /** Source ports live in 0xC000..0xFFFF (IB_ROCE_UDP_ENCAP_VALID_PORT_MIN..MAX). */

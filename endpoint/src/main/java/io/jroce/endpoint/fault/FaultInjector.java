@@ -12,17 +12,14 @@ import io.netty.util.concurrent.ScheduledFuture;
 
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.function.Consumer;
 
 /**
  * Seeded fault injection at the head of a device's pipeline (after Aeron's {@code LossGenerator}): drops,
@@ -87,15 +84,15 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     private boolean removed;
     private volatile int pending;
 
-    private FaultInjector(long seed, FaultPlan inPlan, FaultPlan outPlan) {
+    FaultInjector(long seed, FaultPlan inPlan, FaultPlan outPlan) {
         this.seed = seed;
         SplittableRandom root = new SplittableRandom(seed);
         this.in = new Lane(Direction.IN, root.split(), inPlan);
         this.out = new Lane(Direction.OUT, root.split(), outPlan);
     }
 
-    public static Builder builder() {
-        return new Builder();
+    public static FaultInjectorBuilder builder() {
+        return new FaultInjectorBuilder();
     }
 
     /**
@@ -106,7 +103,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
      *                                  probability outside 0..1
      */
     public static FaultInjector parse(String spec) {
-        Builder b = FaultSpec.parse(spec);
+        FaultInjectorBuilder b = FaultSpec.parse(spec);
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
@@ -468,158 +465,6 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         @Override
         public void run() {
             onTimer(this);
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------------
-
-    /**
-     * Builds an injector. Setters without a {@link Direction} set both directions; later calls override
-     * earlier ones. Everything is checked in {@link #build()}.
-     */
-    public static final class Builder {
-        private Long seed;
-        private final Draft[] drafts = {new Draft(), new Draft()};
-        private final List<FaultRule> rules = new ArrayList<>();
-
-        private Builder() {
-        }
-
-        /** The seed; without one a random seed is chosen (read it back with {@link FaultInjector#seed()}). */
-        public Builder seed(long seed) {
-            this.seed = seed;
-            return this;
-        }
-
-        /** Both directions' plans. */
-        public Builder plan(FaultPlan plan) {
-            return plan(null, plan);
-        }
-
-        public Builder plan(Direction d, FaultPlan plan) {
-            return set(d, x -> x.copy(plan));
-        }
-
-        public Builder drop(double p) {
-            return drop(null, p);
-        }
-
-        public Builder drop(Direction d, double p) {
-            return set(d, x -> x.drop = p);
-        }
-
-        public Builder duplicate(double p) {
-            return duplicate(null, p);
-        }
-
-        public Builder duplicate(Direction d, double p) {
-            return set(d, x -> x.duplicate = p);
-        }
-
-        public Builder reorder(double p) {
-            return reorder(null, p);
-        }
-
-        public Builder reorder(Direction d, double p) {
-            return set(d, x -> x.reorder = p);
-        }
-
-        public Builder delay(double p) {
-            return delay(null, p);
-        }
-
-        public Builder delay(Direction d, double p) {
-            return set(d, x -> x.delay = p);
-        }
-
-        public Builder corrupt(double p) {
-            return corrupt(null, p);
-        }
-
-        public Builder corrupt(Direction d, double p) {
-            return set(d, x -> x.corrupt = p);
-        }
-
-        public Builder delayMicros(long micros) {
-            return delayMicros(null, micros);
-        }
-
-        public Builder delayMicros(Direction d, long micros) {
-            return set(d, x -> x.delayMicros = micros);
-        }
-
-        public Builder reorderDepth(int datagrams) {
-            return reorderDepth(null, datagrams);
-        }
-
-        public Builder reorderDepth(Direction d, int datagrams) {
-            return set(d, x -> x.reorderDepth = datagrams);
-        }
-
-        public Builder reorderTimeoutMicros(long micros) {
-            return reorderTimeoutMicros(null, micros);
-        }
-
-        public Builder reorderTimeoutMicros(Direction d, long micros) {
-            return set(d, x -> x.reorderTimeoutMicros = micros);
-        }
-
-        /** A rule to add, in order, when the injector is built. */
-        public Builder rule(FaultRule rule) {
-            rules.add(rule);
-            return this;
-        }
-
-        /** @throws IllegalArgumentException naming the direction, if a plan is invalid */
-        public FaultInjector build() {
-            FaultPlan inPlan = drafts[0].toPlan(Direction.IN);
-            FaultPlan outPlan = drafts[1].toPlan(Direction.OUT);
-            FaultInjector f = new FaultInjector(seed != null ? seed : ThreadLocalRandom.current().nextLong(), inPlan, outPlan);
-            for (FaultRule r : rules) {
-                f.addRule(r);
-            }
-            return f;
-        }
-
-        /** Applies {@code change} to one direction's draft, or to both if {@code d} is null. */
-        private Builder set(Direction d, Consumer<Draft> change) {
-            for (Direction x : DIRECTIONS) {
-                if (d == null || d == x) {
-                    change.accept(drafts[x.ordinal()]);
-                }
-            }
-            return this;
-        }
-    }
-
-    /** A plan being built, unchecked until {@link #toPlan}. */
-    private static final class Draft {
-        double drop;
-        double duplicate;
-        double reorder;
-        double delay;
-        double corrupt;
-        long delayMicros = FaultPlan.DEFAULT_DELAY_MICROS;
-        int reorderDepth = FaultPlan.DEFAULT_REORDER_DEPTH;
-        long reorderTimeoutMicros = FaultPlan.DEFAULT_REORDER_TIMEOUT_MICROS;
-
-        void copy(FaultPlan p) {
-            drop = p.drop();
-            duplicate = p.duplicate();
-            reorder = p.reorder();
-            delay = p.delay();
-            corrupt = p.corrupt();
-            delayMicros = p.delayMicros();
-            reorderDepth = p.reorderDepth();
-            reorderTimeoutMicros = p.reorderTimeoutMicros();
-        }
-
-        FaultPlan toPlan(Direction d) {
-            try {
-                return new FaultPlan(drop, duplicate, reorder, delay, corrupt, delayMicros, reorderDepth, reorderTimeoutMicros);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(d.key() + "bound: " + e.getMessage(), e);
-            }
         }
     }
 }

@@ -25,11 +25,11 @@ final class FaultSpec {
     }
 
     /** @throws IllegalArgumentException with a one-line message naming the offending key */
-    static FaultInjector.Builder parse(String spec) {
+    static FaultInjectorBuilder parse(String spec) {
         if (spec == null) {
             throw new IllegalArgumentException("chaos spec is null");
         }
-        FaultInjector.Builder b = FaultInjector.builder();
+        FaultInjectorBuilder b = FaultInjector.builder();
         if (spec.isBlank()) {
             return b;
         }

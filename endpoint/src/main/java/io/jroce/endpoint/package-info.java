@@ -1,0 +1,78 @@
+/**
+ * A software RoCEv2 RC endpoint with a verbs-shaped API, laid out like rdma_rxe's single directory
+ * (drivers/infiniband/sw/rxe): one package, because the engines share the QP context through
+ * package-private fields, the way rxe's files share {@code struct rxe_qp}.
+ *
+ * <h2>Verbs objects (rxe_verbs.c, rxe_mr.c, rxe_cq.c)</h2>
+ * <ul>
+ * <li>{@code Device}: opens the UDP port, owns the QP table, hands out PDs and CQs.</li>
+ * <li>{@code DeviceConfig}: how a device is opened (address, port, clock, filter, pcap).</li>
+ * <li>{@code ProtectionDomain}: registers memory and creates queue pairs.</li>
+ * <li>{@code MemoryRegion}: registered memory, its keys and access rights.</li>
+ * <li>{@code KeyTable}: the device's lkey/rkey lookup, lock-free.</li>
+ * <li>{@code Access}: {@code IBV_ACCESS_*} flags.</li>
+ * <li>{@code CompletionQueue}: the CQ ring, polling and notification.</li>
+ * <li>{@code WorkCompletion}: one polled completion.</li>
+ * <li>{@code WcStatus}: {@code IBV_WC_*} completion status.</li>
+ * <li>{@code WcOpcode}: completion opcodes.</li>
+ * <li>{@code SendWorkRequest}: a send WR as the application builds it.</li>
+ * <li>{@code ReceiveWorkRequest}: a receive WR: wr_id and scatter list.</li>
+ * <li>{@code Sge}: one scatter/gather element.</li>
+ * <li>{@code WrOpcode}: {@code IBV_WR_*} send opcodes.</li>
+ * <li>{@code SendFlags}: {@code IBV_SEND_*} flags.</li>
+ * <li>{@code Mtu}: the five path MTUs.</li>
+ * <li>{@code Gid}: a GID, IPv4-mapped for RoCEv2.</li>
+ * <li>{@code AsyncEvent}: {@code IBV_EVENT_*} asynchronous events.</li>
+ * <li>{@code VerbsException}: a refused verbs call, naming what to fix.</li>
+ * <li>{@code RcConnect}: RESET&rarr;INIT&rarr;RTR&rarr;RTS towards a peer, the common connect sequence.</li>
+ * </ul>
+ *
+ * <h2>The QP context and its rings (rxe_qp.c, rxe_queue.h)</h2>
+ * <ul>
+ * <li>{@code QueuePair}: the QP context, posting, modify/query, completion and flush.</li>
+ * <li>{@code QpInitAttr}: what a QP is created with ({@code ibv_qp_init_attr}).</li>
+ * <li>{@code QpAttr}: modify/query attributes with their mask ({@code ibv_qp_attr}).</li>
+ * <li>{@code QpState}: the QP states.</li>
+ * <li>{@code QpStateTable}: legal transitions with their required and optional attributes.</li>
+ * <li>{@code WorkQueue}: the ring: slots, producer and consumer index, N slots for N-1 WQEs.</li>
+ * <li>{@code SendQueue}: the ring of send WQEs.</li>
+ * <li>{@code ReceiveQueue}: the ring of receive WQEs.</li>
+ * <li>{@code SendWqe}: a send slot: the WR as posted plus transmit and completion progress.</li>
+ * <li>{@code RecvWqe}: a receive slot: wr_id and resolved scatter list.</li>
+ * </ul>
+ *
+ * <h2>Engines (rxe_req.c, rxe_comp.c, rxe_resp.c)</h2>
+ * <ul>
+ * <li>{@code Requester}: segments WQEs into packets, assigns PSNs, windows, rewinds for Go-Back-N.</li>
+ * <li>{@code Completer}: ACKs, NAKs, READ responses and atomic ACKs retire send WQEs; retry and RNR.</li>
+ * <li>{@code Responder}: checks and executes requests, answers with ACKs, NAKs and responses.</li>
+ * <li>{@code ResponderResource}: a READ or atomic the responder remembers ({@code struct resp_res}).</li>
+ * </ul>
+ *
+ * <h2>Transport and timers (rxe_net.c, rxe_recv.c, rxe_icrc.c)</h2>
+ * <ul>
+ * <li>{@code Transport}: the socket and event loop; receive dispatch, packet framing, ICRC, batching.</li>
+ * <li>{@code Timers}: the retransmit, RNR and probe timers of armed QPs.</li>
+ * <li>{@code Clock}: where timers read time; tests step it by hand.</li>
+ * <li>{@code DatagramFilter}: the hook at the head of the pipeline (fault injection, taps).</li>
+ * </ul>
+ *
+ * <h2>Warm-up</h2>
+ * <ul>
+ * <li>{@code Warmup}: runs every operation over the device's own socket before it is handed out.</li>
+ * </ul>
+ *
+ * <h2>Counters (rxe_hw_counters.c)</h2>
+ * <ul>
+ * <li>{@code DeviceCounters}: per-device packets, bytes, retransmissions and drops.</li>
+ * <li>{@code QpCounters}: per-QP packets, retries, NAKs, RNR and duplicates.</li>
+ * <li>{@code DropReason}: why a received datagram was dropped, one counter each.</li>
+ * </ul>
+ *
+ * <h2>Fault injection</h2>
+ * <ul>
+ * <li>{@code fault/}: seeded drop, duplicate, reorder, delay and corrupt of datagrams, at random and by rule
+ * (its own package: it reaches the endpoint only through {@code DatagramFilter}).</li>
+ * </ul>
+ */
+package io.jroce.endpoint;
