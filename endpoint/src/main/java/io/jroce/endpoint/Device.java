@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.util.List;
 
 /**
  * A software RoCEv2 device: one IPv4 address and UDP port (4791 by default), one GID (the address's
@@ -110,6 +111,16 @@ public final class Device implements AutoCloseable {
 
     public int qpCount() {
         return transport.call(qps::size);
+    }
+
+    /**
+     * The queue pairs on the device now (destroyed ones have left), in no particular order: a copy taken on
+     * the event loop, for monitoring (metrics, JMX) that reads their counters at its own pace. None once the
+     * device is closed.
+     */
+    public List<QueuePair> queuePairs() {
+        if (!open) return List.of();
+        return transport.call(() -> List.copyOf(qps.values()));
     }
 
     KeyTable keys() { return keys; }

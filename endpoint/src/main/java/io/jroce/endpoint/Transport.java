@@ -97,7 +97,6 @@ final class Transport {
         this.config = config;
         byte[] a = config.address.getAddress();
         this.localAddr = (a[0] & 0xFF) << 24 | (a[1] & 0xFF) << 16 | (a[2] & 0xFF) << 8 | (a[3] & 0xFF);
-        this.localPort = config.port;
         this.epoll = config.preferEpoll && Epoll.isAvailable();
         if (!epoll) {
             log.warn("epoll native transport unavailable ({}); using NIO: the kernel picks the IPv4 ID, so peers that check "
@@ -134,6 +133,8 @@ final class Transport {
                     + e.getMessage() + " (is another node using it, or is the address not local?)", e);
         }
         this.loop = channel.eventLoop();
+        // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
+        this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
     }
 
     /**
