@@ -2,6 +2,8 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Test;
@@ -85,6 +87,9 @@ public final class PerfCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
+    @Mixin
+    MetricsOptions metrics = new MetricsOptions();
+
     /** One-line error for an unknown TEST. */
     static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
         @Override
@@ -136,7 +141,8 @@ public final class PerfCommand implements Callable<Integer> {
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,
                 atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
-        try (Device dev = Device.open(device.config(spec, local))) {
+        try (Device dev = Device.open(device.config(spec, local));
+             MetricsExport exported = MetricsExport.start(metrics, dev, device.chaos(spec))) {
             try {
                 int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
                 device.report(spec.commandLine().getErr(), dev);

@@ -2,6 +2,8 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PeerInfo;
@@ -92,6 +94,9 @@ public final class PingpongCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
+    @Mixin
+    MetricsOptions metrics = new MetricsOptions();
+
     private PrintWriter out;
 
     @Override
@@ -104,7 +109,8 @@ public final class PingpongCommand implements Callable<Integer> {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        try (Device dev = Device.open(device.config(spec, local))) {
+        try (Device dev = Device.open(device.config(spec, local));
+             MetricsExport exported = MetricsExport.start(metrics, dev, device.chaos(spec))) {
             try {
                 int rc = run(dev, peerHost, local, p, waits.timeout);
                 device.report(spec.commandLine().getErr(), dev);
