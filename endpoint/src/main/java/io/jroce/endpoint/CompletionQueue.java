@@ -1,5 +1,7 @@
 package io.jroce.endpoint;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -165,6 +167,24 @@ public final class CompletionQueue {
      */
     public int poll(WorkCompletion[] out, long timeout, TimeUnit unit) throws InterruptedException {
         return poll(out, out.length, timeout, unit);
+    }
+
+    /**
+     * Waits for exactly {@code n} completions (copies, safe to keep) or until {@code timeout} has passed, whichever
+     * comes first, and returns what arrived: fewer than {@code n} means the time ran out. Completions beyond the
+     * {@code n}-th stay in the queue.
+     */
+    public List<WorkCompletion> poll(int n, long timeout, TimeUnit unit) throws InterruptedException {
+        List<WorkCompletion> got = new ArrayList<>(n);
+        WorkCompletion[] buf = new WorkCompletion[Math.min(Math.max(n, 1), 64)];
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (got.size() < n) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) break;
+            int k = poll(buf, Math.min(buf.length, n - got.size()), left, TimeUnit.NANOSECONDS);
+            for (int i = 0; i < k; i++) got.add(buf[i].copy());
+        }
+        return got;
     }
 
     /** Polls at most {@code max} entries, waiting up to {@code timeout} for the first. Returns 0 on timeout. */

@@ -72,6 +72,27 @@ class CompletionQueueTest {
         }
     }
 
+    /** poll(n, timeout) returns the first n completions as copies, leaves the rest queued, and returns fewer on timeout. */
+    @Test
+    void pollForNCompletionsTakesNLeavesTheRestAndStopsAtTheTimeout() throws Exception {
+        try (Pair p = new Pair()) {
+            Pair.Conn c = p.connect(Mtu.MTU_1024, 0x10, 0x20);
+            MemoryRegion src = p.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(64, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            for (int i = 0; i < 3; i++) {
+                c.qpA.postSend(new SendWorkRequest(i, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
+            }
+            List<WorkCompletion> two = c.cqA.poll(2, 10, TimeUnit.SECONDS);
+            assertEquals(2, two.size());
+            assertEquals(0, two.get(0).wrId);
+            assertEquals(1, two.get(1).wrId);
+            assertTrue(two.get(0) != two.get(1), "copies, not the queue's reused entries");
+            List<WorkCompletion> rest = c.cqA.poll(2, 200, TimeUnit.MILLISECONDS);
+            assertEquals(1, rest.size(), "only the third was left: the wait ends at the timeout with what arrived");
+            assertEquals(2, rest.get(0).wrId);
+        }
+    }
+
     /** Verbs contract: once a send completion is polled, its send queue slot takes a new work request. */
     @Test
     void aPolledSendCompletionHasFreedItsQueueSlot() throws Exception {

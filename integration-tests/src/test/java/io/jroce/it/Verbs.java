@@ -12,7 +12,6 @@ import io.jroce.endpoint.WorkCompletion;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -62,21 +61,14 @@ final class Verbs {
 
     /** Waits for {@code n} completions; fails after the timeout. */
     static List<WorkCompletion> await(CompletionQueue cq, int n, long timeoutMs) {
-        List<WorkCompletion> got = new ArrayList<>();
-        WorkCompletion[] buf = new WorkCompletion[16];
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         try {
-            while (got.size() < n) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) fail("timed out waiting for " + n + " completions, got " + got);
-                int k = cq.poll(buf, Math.min(buf.length, n - got.size()), left, TimeUnit.NANOSECONDS);
-                for (int i = 0; i < k; i++) got.add(buf[i].copy());
-            }
+            List<WorkCompletion> got = cq.poll(n, timeoutMs, TimeUnit.MILLISECONDS);
+            if (got.size() < n) fail("timed out waiting for " + n + " completions, got " + got);
+            return got;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            fail(e);
+            throw new AssertionError(e);
         }
-        return got;
     }
 
     /** Polls {@code cond} until true or the deadline; returns the final value (never sleeps longer than 1 ms per round). */
