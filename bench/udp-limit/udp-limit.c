@@ -420,13 +420,11 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Nearest-rank percentile of n sorted samples, in microseconds. */
-static double pct_us(const uint64_t *s, size_t n, double p)
+/* Nearest-rank percentile (in per mille: 500 is the median) of n sorted samples, in microseconds. */
+static double pct_us(const uint64_t *s, size_t n, size_t per_mille)
 {
-    size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999);
-    if (rank < 1)
-        rank = 1;
-    return (double)s[rank > n ? n - 1 : rank - 1] / 1e3;
+    size_t rank = (per_mille * n + 999) / 1000; /* ceil, in integers: no rounding surprises */
+    return (double)s[rank ? rank - 1 : 0] / 1e3;
 }
 
 static int run_pingpong(const struct opts *o)
@@ -486,8 +484,8 @@ static int run_pingpong(const struct opts *o)
         sum += (double)rtt[i];
     printf("pingpong: size=%ld samples=%zu lost=%llu stale=%llu min_us=%.2f median_us=%.2f"
            " p90_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f mean_us=%.2f\n",
-           o->size, samples, lost, stale, (double)rtt[0] / 1e3, pct_us(rtt, samples, 50),
-           pct_us(rtt, samples, 90), pct_us(rtt, samples, 99), pct_us(rtt, samples, 99.9),
+           o->size, samples, lost, stale, (double)rtt[0] / 1e3, pct_us(rtt, samples, 500),
+           pct_us(rtt, samples, 900), pct_us(rtt, samples, 990), pct_us(rtt, samples, 999),
            (double)rtt[samples - 1] / 1e3, sum / (double)samples / 1e3);
     return 0;
 }
