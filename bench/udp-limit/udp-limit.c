@@ -326,7 +326,7 @@ static int run_blast(const struct opts *o)
     int batch = (int)(o->batch ? o->batch : gso ? 1 : 64);
     long segs = 1;
     if (gso) {
-        /* Up to the kernel's UDP_MAX_SEGMENTS (128 since 6.9, 64 before) and one IPv4 datagram. */
+        /* Up to the kernel's UDP_MAX_SEGMENTS (128 on recent kernels, 64 on older ones) and one IPv4 datagram. */
         segs = o->segs ? o->segs : MAX_PAYLOAD / o->size < 128 ? MAX_PAYLOAD / o->size : 128;
         if (segs < 1 || segs * o->size > MAX_PAYLOAD) {
             fprintf(stderr, "udp-limit: %ld segments of %ld bytes exceed one UDP datagram\n",
@@ -345,8 +345,8 @@ static int run_blast(const struct opts *o)
 
     unsigned long long pkts = 0, calls = 0, errors = 0;
     int last_error = 0;
-    uint64_t seq = 0, start = now_ns(), end = start + (uint64_t)o->seconds * 1000000000u, t;
-    while (!stop && (t = now_ns()) < end) {
+    uint64_t seq = 0, start = now_ns(), end = start + (uint64_t)o->seconds * 1000000000u;
+    while (!stop && now_ns() < end) {
         long per_call = batch * segs;
         for (long j = 0; j < per_call; j++)
             memcpy(buf + (size_t)(j * o->size), &(uint64_t){ seq + (uint64_t)j }, SEQ_BYTES);
