@@ -13,7 +13,9 @@
 #   5. 64-byte datagrams, sendmmsg
 #   6. round trip of one 80-byte datagram (pingpong <-> echo, blocking), $RTT_COUNT samples
 # and prints one "yardstick ..." summary line per measurement. Gbit/s count UDP
-# payload bytes (the whole RoCE packet, BTH .. ICRC), not IP/UDP headers.
+# payload bytes (the whole RoCE packet, BTH .. ICRC), not IP/UDP headers; rx_* is
+# what the sink received, tx_* what the blaster sent; loss_pct is the share of sent
+# datagrams the sink never got; rcvbuf_drops the machine's Udp RcvbufErrors meanwhile.
 #
 # Knobs: ADDR (127.0.0.2:4791), SECS (5), RTT_SIZE (80), RTT_COUNT (20000),
 #        SIZE (unset: if set, throughput runs only this size, sendmmsg and gso),
@@ -90,12 +92,12 @@ tput() {
     awk -v mode="$mode" -v size="$size" -v secs="$SECS" \
         -v txpps="$(kv "$WORK/blast.out" pps)" -v txg="$(kv "$WORK/blast.out" gbps)" \
         -v rxpps="$(kv "$WORK/sink.out" pps)" -v rxg="$(kv "$WORK/sink.out" gbps)" \
-        -v loss="$(kv "$WORK/sink.out" loss_pct)" \
+        -v txpkts="$(kv "$WORK/blast.out" pkts)" -v rxpkts="$(kv "$WORK/sink.out" pkts)" \
         -v txns="$(kv "$WORK/blast.out" cpu_ns_per_pkt)" -v rxns="$(kv "$WORK/sink.out" cpu_ns_per_pkt)" \
         -v batch="$(kv "$WORK/blast.out" batch)" -v segs="$(kv "$WORK/blast.out" segs_per_buf)" \
         -v drops="$(kv "$WORK/sink.out" udp_rcvbuf_errors)" \
         'BEGIN { printf "yardstick tput mode=%s size=%d secs=%d rx_mpps=%.3f rx_gbps=%.2f tx_mpps=%.3f tx_gbps=%.2f loss_pct=%.2f tx_cpu_ns_per_pkt=%d rx_cpu_ns_per_pkt=%d batch=%d segs_per_buf=%d rcvbuf_drops=%d\n",
-                 mode, size, secs, rxpps / 1e6, rxg, txpps / 1e6, txg, loss, txns, rxns, batch, segs, drops }'
+                 mode, size, secs, rxpps / 1e6, rxg, txpps / 1e6, txg, 100 * (txpkts - rxpkts) / txpkts, txns, rxns, batch, segs, drops }'
 }
 
 for run in $RUNS; do

@@ -215,12 +215,21 @@ static int retry(void)
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
-/* True once the run must end: signal, cap reached, or idle after traffic. */
-static int finished(uint64_t start, uint64_t last, long cap_s, long idle_ms)
+/* True once the run must end: a signal came or the --seconds cap is reached. */
+static int finished(uint64_t start, long cap_s)
 {
-    uint64_t t = now_ns();
-    return stop || t - start >= (uint64_t)cap_s * 1000000000u
-        || (last && t - last >= (uint64_t)idle_ms * 1000000u);
+    return stop || now_ns() - start >= (uint64_t)cap_s * 1000000000u;
+}
+
+/*
+ * After a receive timed out: true once traffic has stopped, i.e. it had
+ * started and nothing came for idle_ms. Asked only when the queue is found
+ * empty, so a server that was itself not scheduled for a while still drains
+ * what waited for it.
+ */
+static int idle(uint64_t last, long idle_ms)
+{
+    return last && now_ns() - last >= (uint64_t)idle_ms * 1000000u;
 }
 
 /* ------------------------------------------------------------------ sink */
@@ -255,12 +264,14 @@ static int run_sink(const struct opts *o)
 
     unsigned long long pkts = 0, bytes = 0, calls = 0, lost = 0, late = 0, next = 0;
     uint64_t start = now_ns(), first = 0, last = 0;
-    while (!finished(start, last, o->seconds, o->idle_ms)) {
+    while (!finished(start, o->seconds)) {
         int n = recvmmsg(fd, msgs, (unsigned)batch, MSG_WAITFORONE, NULL);
         if (n < 0) {
-            if (retry())
-                continue;
-            die("recvmmsg");
+            if (!retry())
+                die("recvmmsg");
+            if (idle(last, o->idle_ms))
+                break;
+            continue;
         }
         last = now_ns();
         if (!first)
@@ -395,14 +406,16 @@ static int run_echo(const struct opts *o)
     fprintf(stderr, "echo: listening on %s\n", o->addr);
     unsigned long long echoed = 0;
     uint64_t start = now_ns(), last = 0;
-    while (!finished(start, last, o->seconds, o->idle_ms)) {
+    while (!finished(start, o->seconds)) {
         struct sockaddr_in peer;
         socklen_t plen = sizeof peer;
         ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&peer, &plen);
         if (n < 0) {
-            if (retry())
-                continue;
-            die("recvfrom");
+            if (!retry())
+                die("recvfrom");
+            if (idle(last, o->idle_ms))
+                break;
+            continue;
         }
         last = now_ns();
         if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&peer, plen) == n)
