@@ -4,7 +4,7 @@
 # `jroce perf` / `jroce demo` figures from the same session can be read against it.
 #
 #   scripts/yardstick.sh                       # from anywhere; about 35 s
-#   SECS=1 RTT_COUNT=2000 scripts/yardstick.sh # quick look, under 10 s
+#   SECS=1 RTT_COUNT=2000 scripts/yardstick.sh # quick look, about 10 s on an idle machine
 #
 # Measures, on loopback only (127.0.0.0/8), blaster -> sink on $ADDR, $SECS s each:
 #   1. 4124-byte datagrams (one RoCE packet with a 4096-byte payload), sendmmsg batches of 64
@@ -20,7 +20,7 @@
 # Knobs: ADDR (127.0.0.2:4791), SECS (5), RTT_SIZE (80), RTT_COUNT (20000),
 #        SIZE (unset: if set, throughput runs only this size, sendmmsg and gso),
 #        RUNS ("4124:sendmmsg 4124:gso 1068:sendmmsg 1068:gso 64:sendmmsg"),
-#        IDLE_MS (300: the sink ends this long after the last datagram), CC (gcc).
+#        IDLE_MS (300: the sink ends once its queue stayed empty this long), CC (gcc).
 # The tool is built into a temporary directory (removed on exit); nothing in
 # the repository is written.
 set -euo pipefail
