@@ -366,6 +366,21 @@ class InspectCommandTest {
     }
 
     @Test
+    void pcapngGivesTheSameDecodeAsPcap() {
+        for (String[] pair : new String[][] {
+                {"rocev2-golden.pcap", "pcapng/rocev2-golden.pcapng"},
+                {"rxe/write_bw.pcap", "pcapng/rxe-write_bw.pcapng"},
+                {"rxe/rc_pingpong.pcap", "pcapng/rxe-rc_pingpong.pcapng"}}) {
+            Cli.Result pcap = Cli.run("inspect", "--json", TestData.file(pair[0]).toString());
+            Cli.Result ng = Cli.run("inspect", "--json", TestData.file(pair[1]).toString());
+            assertEquals("", ng.err());
+            assertEquals(pcap.exit(), ng.exit(), pair[1]);
+            assertTrue(pcap.outLines().size() > 1, pair[0]);
+            assertEquals(pcap.out(), ng.out(), pair[1]);
+        }
+    }
+
+    @Test
     void nonPcapFileIsAUsageError(@TempDir Path tmp) throws Exception {
         Path text = tmp.resolve("notes.txt");
         Files.writeString(text, "these are not packets\n");
@@ -375,7 +390,7 @@ class InspectCommandTest {
         assertUsageError(Cli.run("inspect", empty.toString()), "not a pcap file (empty)");
         Path ng = tmp.resolve("x.pcapng");
         Files.write(ng, new byte[] {0x0A, 0x0D, 0x0D, 0x0A, 0x1C, 0, 0, 0, 0x4D, 0x3C, 0x2B, 0x1A});
-        assertUsageError(Cli.run("inspect", ng.toString()), "pcapng not supported, convert with editcap -F pcap");
+        assertUsageError(Cli.run("inspect", ng.toString()), "x.pcapng: file ends inside the Section Header block");
         assertUsageError(Cli.run("inspect", tmp.toString()), "is a directory");
     }
 
