@@ -1,6 +1,7 @@
 package io.jroce.cli;
 
 import io.jroce.cli.Json.Unsigned;
+import io.jroce.cli.inspect.FlowInspect;
 import io.jroce.wire.Aeth;
 import io.jroce.wire.BthView;
 import io.jroce.wire.Icrc;
@@ -61,6 +62,19 @@ final class InspectCommand implements Callable<Integer> {
             description = "UDP destination port of the RoCEv2 traffic (default: ${DEFAULT-VALUE}).")
     int port;
 
+    @Option(names = "--flows", description = "Instead of one line per packet, one block (with --json: one object) "
+            + "per QP conversation: packets, bytes, goodput, retransmissions, NAKs, RNR waits, ACK round trip.")
+    boolean flows;
+
+    @Option(names = "--graph", paramLabel = "FILE.png|FILE.svg",
+            description = "Draw one flow's PSN-over-time sequence graph and throughput to a PNG or SVG file.")
+    Path graph;
+
+    @Option(names = "--flow", paramLabel = "N",
+            description = "The flow (numbered as --flows lists them) to show or draw; default: all, and the "
+                    + "largest is drawn.")
+    Integer flow;
+
     private final RocePacket packet = new RocePacket();
     private final BthView rawBth = new BthView();
     private final Icrc icrc = new Icrc();
@@ -81,6 +95,9 @@ final class InspectCommand implements Callable<Integer> {
         if (Files.isDirectory(capture)) {
             err.println(name + ": " + capture + ": is a directory");
             return Main.EXIT_USAGE;
+        }
+        if (flows || graph != null || flow != null) {
+            return FlowInspect.run(capture, port, flows, graph, flow, json ? Json::toJson : null, out, err, name);
         }
         CaptureReader reader;
         try {
