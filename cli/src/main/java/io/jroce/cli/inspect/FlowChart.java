@@ -4,6 +4,8 @@ import org.jfree.chart.JFreeChart;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
+import org.jfree.chart.plot.DatasetRenderingOrder;
+import org.jfree.chart.plot.SeriesRenderingOrder;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.renderer.xy.XYStepRenderer;
@@ -64,7 +66,7 @@ final class FlowChart {
         XYLineAndShapeRenderer pointRenderer = new XYLineAndShapeRenderer(false, true);
         int i = 0;
         i = addPoints(points, pointRenderer, i, "request packets", trace.data, new Color(0x1f, 0x4e, 0x9e), dot(3));
-        i = addPoints(points, pointRenderer, i, "retransmissions", trace.retransmissions, new Color(0xd6, 0x27, 0x28), cross(5));
+        i = addPoints(points, pointRenderer, i, "retransmissions", trace.retransmissions, new Color(0xd6, 0x27, 0x28), cross(3));
         i = addPoints(points, pointRenderer, i, "out of order (gap before)", trace.outOfOrder, new Color(0xff, 0x8c, 0x00), diamond(5));
         i = addPoints(points, pointRenderer, i, "sequence/other NAKs", trace.naks, new Color(0x9b, 0x00, 0x9b), triangleDown(6));
         addPoints(points, pointRenderer, i, "RNR NAKs", trace.rnrNaks, new Color(0x00, 0x99, 0x99), square(5));
@@ -79,6 +81,9 @@ final class FlowChart {
         step.setSeriesStroke(0, new BasicStroke(1.5f));
         sequence.setDataset(1, acked);
         sequence.setRenderer(1, step);
+        // packets first, marks over them, the acknowledged PSN line on top
+        sequence.setSeriesRenderingOrder(SeriesRenderingOrder.FORWARD);
+        sequence.setDatasetRenderingOrder(DatasetRenderingOrder.FORWARD);
         style(sequence);
 
         // ---- throughput panel: payload per time bin, as Mbit/s
