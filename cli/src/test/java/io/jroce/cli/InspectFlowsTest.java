@@ -305,6 +305,28 @@ class InspectFlowsTest {
     }
 
     @Test
+    void qpsOfOneAddressArePairedAmongThemselves(@TempDir Path tmp) throws IOException {
+        // one device talking to itself (jroce demo in one process): source and destination address are equal
+        Path pcap = tmp.resolve("self.pcap");
+        try (FlowCapture c = new FlowCapture(pcap)) {
+            c.packet(0, C, C, 4791, 0x12, Opcode.RC_SEND_ONLY, true, 1000, 16, -1, -1, false);
+            c.packet(1, C, C, 4791, 0x14, Opcode.RC_SEND_ONLY, true, 700_000, 16, -1, -1, false);
+            c.packet(2, C, C, 4791, 0x13, Opcode.RC_ACKNOWLEDGE, false, 700_000, 0, -1, -1, false);
+            c.packet(3, C, C, 4791, 0x11, Opcode.RC_ACKNOWLEDGE, false, 1000, 0, -1, -1, false);
+        }
+        List<Map<String, Object>> flows = flows(0, pcap.toString());
+        assertEquals(2, flows.size());
+        assertEquals(List.of(0x11L, 0x12L), List.of(num(map(flows.get(0), "a"), "qpn"), num(map(flows.get(0), "b"), "qpn")));
+        assertEquals(List.of(0x13L, 0x14L), List.of(num(map(flows.get(1), "a"), "qpn"), num(map(flows.get(1), "b"), "qpn")));
+        for (Map<String, Object> f : flows) {
+            assertEquals("10.0.0.3", map(f, "a").get("addr"));
+            assertEquals("10.0.0.3", map(f, "b").get("addr"));
+            assertEquals(1, num(map(f, "ack_rtt"), "samples"));
+            assertEquals(1, requesters(f).size());
+        }
+    }
+
+    @Test
     void oneDirectionOnlyIsAFlowWithAnUnknownQpn(@TempDir Path tmp) throws IOException {
         Path pcap = tmp.resolve("oneway.pcap");
         try (FlowCapture c = new FlowCapture(pcap)) {

@@ -54,7 +54,7 @@ public final class Flow {
     }
 
     /** Counts a packet of this flow, whatever its state. */
-    void count(long frame, long nanos, int ipBytes) {
+    void count(long frame, int ipBytes) {
         packets++;
         bytes += ipBytes;
         firstFrame = Math.min(firstFrame, frame);

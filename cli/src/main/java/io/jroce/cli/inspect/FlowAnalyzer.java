@@ -162,7 +162,7 @@ public final class FlowAnalyzer {
             return;
         }
         int sender = f.srcAddress().equals(flow.address[0]) && rawBth.destQp() == flow.qpn[1] ? 0 : 1;
-        flow.count(f.frameNumber(), f.epochNanos(), f.isTruncated() ? f.originalLength() : f.ipLength());
+        flow.count(f.frameNumber(), f.isTruncated() ? f.originalLength() : f.ipLength());
         boolean complete = !f.isTruncated() && f.ipOffset() + f.ipLength() <= f.capturedLength();
         Problem problem = complete ? packet.decode(buf, off, len) : Problem.TOO_SHORT;
         if (problem != Problem.NONE) {

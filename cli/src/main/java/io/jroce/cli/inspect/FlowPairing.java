@@ -38,6 +38,11 @@ final class FlowPairing {
         }
         for (List<HalfFlow> group : byAddressPair.values()) {
             InetAddress x = group.get(0).key.src();
+            if (x.equals(group.get(0).key.dst())) {
+                // two QPs of one address (one device, or two on one host address): any two may pair
+                pairGroup(group, group);
+                continue;
+            }
             List<HalfFlow> forward = new ArrayList<>();
             List<HalfFlow> backward = new ArrayList<>();
             for (HalfFlow h : group) {
@@ -61,14 +66,20 @@ final class FlowPairing {
         if (forward.isEmpty() || backward.isEmpty()) {
             return;
         }
-        if (forward.size() == 1 && backward.size() == 1) {
+        boolean self = forward == backward;
+        if (!self && forward.size() == 1 && backward.size() == 1) {
             link(forward.get(0), backward.get(0));
             return;
         }
-        // 1. a source port that occurs exactly once in each direction
+        if (self && forward.size() == 2) {
+            link(forward.get(0), forward.get(1));
+            return;
+        }
+        // 1. a source port that occurs exactly once in each direction (twice among the QPs of one address)
         for (HalfFlow f : forward) {
-            HalfFlow only = onlyWithPort(backward, f.sourcePort);
-            if (only != null && only.peer == null && onlyWithPort(forward, f.sourcePort) == f) {
+            HalfFlow only = self ? otherWithPort(forward, f) : onlyWithPort(backward, f.sourcePort);
+            if (only != null && only != f && f.peer == null && only.peer == null
+                    && (self || onlyWithPort(forward, f.sourcePort) == f)) {
                 link(f, only);
             }
         }
@@ -78,7 +89,7 @@ final class FlowPairing {
             for (int j = 0; j < backward.size(); j++) {
                 HalfFlow f = forward.get(i);
                 HalfFlow b = backward.get(j);
-                if (f.peer == null && b.peer == null) {
+                if (f != b && f.peer == null && b.peer == null) {
                     candidates.add(new long[] {psnDistance(f, b), i, j});
                 }
             }
@@ -87,7 +98,7 @@ final class FlowPairing {
         for (long[] c : candidates) {
             HalfFlow f = forward.get((int) c[1]);
             HalfFlow b = backward.get((int) c[2]);
-            if (f.peer == null && b.peer == null && c[0] < Long.MAX_VALUE) {
+            if (f != b && f.peer == null && b.peer == null && c[0] < Long.MAX_VALUE) {
                 link(f, b);
             }
         }
@@ -101,6 +112,20 @@ final class FlowPairing {
                     return null;
                 }
                 found = h;
+            }
+        }
+        return found;
+    }
+
+    /** Among the QPs of one address: the one other half-flow with {@code h}'s port, if exactly one. */
+    private static HalfFlow otherWithPort(List<HalfFlow> list, HalfFlow h) {
+        HalfFlow found = null;
+        for (HalfFlow g : list) {
+            if (g != h && g.sourcePort == h.sourcePort) {
+                if (found != null) {
+                    return null;
+                }
+                found = g;
             }
         }
         return found;

@@ -6,6 +6,7 @@ import io.jroce.wire.Operation;
 import io.jroce.wire.Psn;
 import org.HdrHistogram.IntCountsHistogram;
 
+import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -28,8 +29,9 @@ import java.util.TreeMap;
  *   <li>RNR wait: from an RNR NAK to the retransmission of the PSN it names.</li>
  * </ul>
  * Packets with a bad ICRC are not seen here: a receiver drops them (rdma_rxe rxe_icrc_check), so they neither
- * carry a request nor acknowledge one. Memory is fixed: at most {@value #MAX_PENDING} unanswered AckReq
- * packets are remembered (the oldest are forgotten beyond that) and round trips go into a 2-significant-digit
+ * carry a request nor acknowledge one. Memory is bounded and starts small: at most {@value #MAX_PENDING}
+ * unanswered AckReq packets, {@value #MESSAGE_WINDOW} message starts and {@value #MAX_GAPS} gaps are
+ * remembered (the oldest are forgotten beyond that), and round trips go into a 2-significant-digit
  * HdrHistogram.
  */
 final class RequesterSide {
@@ -70,12 +72,12 @@ final class RequesterSide {
     private boolean anyResponse;
     private int highestResponse;
     /** PSNs of the last messages counted: far more than a requester keeps outstanding; -1 = empty slot. */
-    private final int[] messageStarts = new int[MESSAGE_WINDOW];
-    private final int[] messageSpans = new int[MESSAGE_WINDOW];
+    private int[] messageStarts = new int[16];
+    private int[] messageSpans = new int[16];
     private int messageStartNext;
     /** PSN ranges skipped by out-of-order requests and not seen since, [gapStart[i], gapEnd[i]]. */
-    private final int[] gapStart = new int[MAX_GAPS];
-    private final int[] gapEnd = new int[MAX_GAPS];
+    private int[] gapStart = new int[4];
+    private int[] gapEnd = new int[4];
     private int gaps;
     private int rnrPsn = -1;
     /** Reference for {@link #unwrap}: the last request PSN and its unwrapped value. */
@@ -92,7 +94,7 @@ final class RequesterSide {
     RequesterSide(Flow flow, int endpoint) {
         this.flow = flow;
         this.endpoint = endpoint;
-        java.util.Arrays.fill(messageStarts, -1);
+        Arrays.fill(messageStarts, -1);
     }
 
     /** Whether a recent message began at this PSN, or is a READ whose response PSNs include it. */
@@ -167,9 +169,19 @@ final class RequesterSide {
         // a message counts once, at the first copy of its FIRST/ONLY packet seen: that may be a resend when the
         // capture missed the original, but a READ re-issued for the rest of its responses continues one
         if (op.startsMessage() && !insideRecentMessage(psn)) {
+            if (messageStartNext == messageStarts.length) {
+                if (messageStarts.length < MESSAGE_WINDOW) { // grow while small flows stay small
+                    int n = messageStarts.length;
+                    messageStarts = Arrays.copyOf(messageStarts, n * 2);
+                    messageSpans = Arrays.copyOf(messageSpans, n * 2);
+                    Arrays.fill(messageStarts, n, n * 2, -1);
+                } else {
+                    messageStartNext = 0; // overwrite the oldest
+                }
+            }
             messageStarts[messageStartNext] = psn;
             messageSpans[messageStartNext] = minSpan;
-            messageStartNext = (messageStartNext + 1) % messageStarts.length;
+            messageStartNext++;
             messages.merge(op.operation(), 1L, Long::sum);
         }
         expectHigh = Psn.add(psn, maxSpan);
@@ -180,6 +192,10 @@ final class RequesterSide {
     }
 
     private void addGap(int from, int to) {
+        if (gaps == gapStart.length && gaps < MAX_GAPS) {
+            gapStart = Arrays.copyOf(gapStart, gaps * 2);
+            gapEnd = Arrays.copyOf(gapEnd, gaps * 2);
+        }
         if (gaps == MAX_GAPS) {
             System.arraycopy(gapStart, 1, gapStart, 0, gaps - 1); // forget the oldest
             System.arraycopy(gapEnd, 1, gapEnd, 0, gaps - 1);

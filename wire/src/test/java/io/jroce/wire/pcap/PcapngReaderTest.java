@@ -66,6 +66,22 @@ class PcapngReaderTest {
         }
     }
 
+    /**
+     * pcapng/dumpcap-lo-send.pcapng: 50 frames that dumpcap captured on lo (nanosecond if_tsresol, interface
+     * name option); the timestamps are tshark's frame.time_epoch of frames 1 and 2.
+     */
+    @Test
+    void dumpcapNanosecondCapture() throws IOException {
+        List<PcapFrame> frames = CaptureReader.readAll(TestData.file("pcapng/dumpcap-lo-send.pcapng"));
+        assertEquals(50, frames.size());
+        assertEquals(1_796_138_143_321_608_185L, frames.get(0).epochNanos());
+        assertEquals(1_796_138_143_329_378_519L, frames.get(1).epochNanos());
+        for (PcapFrame f : frames) {
+            assertEquals(LinkType.ETHERNET, f.linkType());
+            assertTrue(f.isUdp() && f.dstPort() == 4791, f.toString());
+        }
+    }
+
     @Test
     void openReadsClassicPcapToo() throws IOException {
         try (CaptureReader r = CaptureReader.open(TestData.goldenPcap())) {
