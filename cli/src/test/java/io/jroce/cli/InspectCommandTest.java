@@ -366,21 +366,6 @@ class InspectCommandTest {
     }
 
     @Test
-    void pcapngGivesTheSameDecodeAsPcap() {
-        for (String[] pair : new String[][] {
-                {"rocev2-golden.pcap", "pcapng/rocev2-golden.pcapng"},
-                {"rxe/write_bw.pcap", "pcapng/rxe-write_bw.pcapng"},
-                {"rxe/rc_pingpong.pcap", "pcapng/rxe-rc_pingpong.pcapng"}}) {
-            Cli.Result pcap = Cli.run("inspect", "--json", TestData.file(pair[0]).toString());
-            Cli.Result ng = Cli.run("inspect", "--json", TestData.file(pair[1]).toString());
-            assertEquals("", ng.err());
-            assertEquals(pcap.exit(), ng.exit(), pair[1]);
-            assertTrue(pcap.outLines().size() > 1, pair[0]);
-            assertEquals(pcap.out(), ng.out(), pair[1]);
-        }
-    }
-
-    @Test
     void nonPcapFileIsAUsageError(@TempDir Path tmp) throws Exception {
         Path text = tmp.resolve("notes.txt");
         Files.writeString(text, "these are not packets\n");
