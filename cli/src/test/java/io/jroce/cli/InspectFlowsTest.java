@@ -327,6 +327,25 @@ class InspectFlowsTest {
     }
 
     @Test
+    void aProbeOfOneOldPsnIsNotAGap(@TempDir Path tmp) throws IOException {
+        // a tail-loss probe resends the oldest unacknowledged packet, then new packets follow in order
+        Path pcap = tmp.resolve("probe.pcap");
+        try (FlowCapture c = new FlowCapture(pcap)) {
+            for (int psn = 20; psn < 24; psn++) {
+                c.packet(psn, A, B, SPORT, QB, Opcode.RC_SEND_ONLY, psn == 23, psn, 8, -1, -1, false);
+            }
+            c.packet(100, A, B, SPORT, QB, Opcode.RC_SEND_ONLY, true, 20, 8, -1, -1, false); // the probe
+            c.packet(101, A, B, SPORT, QB, Opcode.RC_SEND_ONLY, true, 24, 8, -1, -1, false);
+            c.packet(110, B, A, SPORT, QA, Opcode.RC_ACKNOWLEDGE, false, 24, 0, -1, -1, false);
+        }
+        Map<String, Object> f = flows(0, pcap.toString()).get(0);
+        assertEquals(1, num(f, "retransmissions"));
+        assertEquals(0, num(f, "out_of_order"));
+        assertEquals(6 * 8 - 8, num(f, "payload_bytes"));
+        assertEquals(5, num(map(f, "messages"), "SEND"));
+    }
+
+    @Test
     void oneDirectionOnlyIsAFlowWithAnUnknownQpn(@TempDir Path tmp) throws IOException {
         Path pcap = tmp.resolve("oneway.pcap");
         try (FlowCapture c = new FlowCapture(pcap)) {

@@ -133,7 +133,9 @@ final class RequesterSide {
             retransmission = true;
         } else {
             retransmission = false;
-            if (Psn.isAfter(psn, expectHigh)) {
+            // in order up to the end of the last request's span, or right after the highest PSN sent when the
+            // last request was a partial resend (a tail-loss probe repeats one old PSN, then carries on)
+            if (Psn.isAfter(psn, expectHigh) && Psn.isAfter(psn, Psn.next(highestSent))) {
                 outOfOrder++;
                 addGap(Psn.next(highestSent), Psn.add(psn, -1));
                 if (trace != null) {
