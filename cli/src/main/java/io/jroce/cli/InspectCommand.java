@@ -41,8 +41,8 @@ import java.util.concurrent.Callable;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap or pcapng capture: BTH, extension headers, payload "
-                    + "length, and an exact ICRC check over the captured IP header.",
+            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap or pcapng capture: BTH, extension headers, "
+                    + "payload length, and an exact ICRC check over the captured IP header.",
             "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
                     + "or an unreadable file."
         })
