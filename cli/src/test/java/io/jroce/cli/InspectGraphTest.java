@@ -38,6 +38,18 @@ class InspectGraphTest {
         assertTrue(pixels(img, 0xd62728) > 50, "retransmissions drawn");
     }
 
+    @Test
+    void readResponsesAreDrawn(@TempDir Path tmp) throws Exception {
+        Path png = tmp.resolve("read.png");
+        Cli.Result r = Cli.run("inspect", "--graph", png.toString(), TestData.file("jroce/jroce-read-lossy.pcap").toString());
+        assertEquals(0, r.exit(), r.err());
+        BufferedImage img = ImageIO.read(png.toFile());
+        assertTrue(pixels(img, 0x17becf) > 50, "READ responses drawn");
+        Path write = tmp.resolve("write.png");
+        assertEquals(0, Cli.run("inspect", "--graph", write.toString(), LOSSY).exit());
+        assertEquals(0, pixels(ImageIO.read(write.toFile()), 0x17becf), "no READ responses in a write flow");
+    }
+
     private static int pixels(BufferedImage img, int rgb) {
         int n = 0;
         for (int y = 0; y < img.getHeight(); y++) {

@@ -66,6 +66,7 @@ final class FlowChart {
         XYLineAndShapeRenderer pointRenderer = new XYLineAndShapeRenderer(false, true);
         int i = 0;
         i = addPoints(points, pointRenderer, i, "request packets", trace.data, new Color(0x1f, 0x4e, 0x9e), dot(3));
+        i = addPoints(points, pointRenderer, i, "RDMA READ responses", trace.readResponses, new Color(0x17, 0xbe, 0xcf), dot(3));
         i = addPoints(points, pointRenderer, i, "retransmissions", trace.retransmissions, new Color(0xd6, 0x27, 0x28), cross(3));
         i = addPoints(points, pointRenderer, i, "out of order (gap before)", trace.outOfOrder, new Color(0xff, 0x8c, 0x00), diamond(5));
         i = addPoints(points, pointRenderer, i, "sequence/other NAKs", trace.naks, new Color(0x9b, 0x00, 0x9b), triangleDown(6));

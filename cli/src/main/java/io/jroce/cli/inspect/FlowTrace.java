@@ -2,7 +2,8 @@ package io.jroce.cli.inspect;
 
 /**
  * What {@code jroce inspect --graph} draws for one requester of one flow: request packets by PSN over time
- * (first transmissions, retransmissions, out-of-order arrivals), the acknowledged PSN as a step line, NAKs,
+ * (first transmissions, retransmissions, out-of-order arrivals), READ responses, the acknowledged PSN as a
+ * step line, NAKs,
  * and payload throughput in fixed time bins. PSNs are unwrapped (see {@link RequesterSide#unwrap}); times
  * are seconds since the flow's first packet.
  *
@@ -60,6 +61,7 @@ final class FlowTrace {
     final Series retransmissions = new Series();
     final Series outOfOrder = new Series();
     final Series acked = new Series();
+    final Series readResponses = new Series();
     final Series naks = new Series();
     final Series rnrNaks = new Series();
     /** Payload bytes per time bin: everything sent, and new data only (goodput). */
@@ -96,14 +98,19 @@ final class FlowTrace {
         (rnr ? rnrNaks : naks).add(t(nanos), psn);
     }
 
-    void ack(long nanos, long ackedPsn, int readPayload) {
+    void ack(long nanos, long ackedPsn) {
         if (ackedPsn != lastAcked) {
             lastAcked = ackedPsn;
             acked.add(t(nanos), ackedPsn);
         }
-        if (readPayload > 0) {
-            sentBytes[bin(nanos)] += readPayload;
-            newBytes[bin(nanos)] += readPayload;
+    }
+
+    /** RDMA READ data comes back in responses: drawn as points of their own, counted as throughput. */
+    void readResponse(long nanos, long psn, int payload, boolean newData) {
+        readResponses.add(t(nanos), psn);
+        sentBytes[bin(nanos)] += payload;
+        if (newData) {
+            newBytes[bin(nanos)] += payload;
         }
     }
 }

@@ -107,10 +107,6 @@ final class RequesterSide {
         return false;
     }
 
-    boolean hasRequests() {
-        return requestPackets > 0;
-    }
-
     /** A well-formed request with a valid ICRC from this side's endpoint. */
     void onRequest(Opcode op, int psn, boolean ackReq, int payload, long dmaLength, long nanos, FlowTrace trace) {
         requestPackets++;
@@ -265,7 +261,8 @@ final class RequesterSide {
         if (op.operation() == Operation.ACKNOWLEDGE && anyAck && Psn.isAtOrBefore(psn, highestAcked)) {
             duplicateAcks++;
         }
-        if (op.operation() == Operation.RDMA_READ_RESPONSE && (!anyResponse || Psn.isAfter(psn, highestResponse))) {
+        boolean newData = !anyResponse || Psn.isAfter(psn, highestResponse);
+        if (op.operation() == Operation.RDMA_READ_RESPONSE && newData) {
             newPayloadBytes += payload;
         }
         if (!anyResponse || Psn.isAfter(psn, highestResponse)) {
@@ -274,7 +271,10 @@ final class RequesterSide {
         }
         covered(psn, nanos);
         if (trace != null) {
-            trace.ack(nanos, unwrap(highestAcked), op.operation() == Operation.RDMA_READ_RESPONSE ? payload : 0);
+            if (op.operation() == Operation.RDMA_READ_RESPONSE) {
+                trace.readResponse(nanos, unwrap(psn), payload, newData);
+            }
+            trace.ack(nanos, unwrap(highestAcked));
         }
     }
 
