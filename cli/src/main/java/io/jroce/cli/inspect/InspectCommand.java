@@ -10,6 +10,7 @@ import io.jroce.wire.Opcode;
 import io.jroce.wire.Problem;
 import io.jroce.wire.RocePacket;
 import io.jroce.wire.RoceV2;
+import io.jroce.wire.pcap.CaptureReader;
 import io.jroce.wire.pcap.LinkType;
 import io.jroce.wire.pcap.PcapFrame;
 import io.jroce.wire.pcap.PcapReader;
@@ -41,8 +42,8 @@ import java.util.concurrent.Callable;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap capture: BTH, extension headers, payload "
-                    + "length, and an exact ICRC check over the captured IP header.",
+            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap or pcapng capture: BTH, extension headers, "
+                    + "payload length, and an exact ICRC check over the captured IP header.",
             "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
                     + "or an unreadable file."
         })
@@ -52,7 +53,7 @@ public final class InspectCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Parameters(index = "0", paramLabel = "CAPTURE",
-            description = "Capture file in classic pcap format (tcpdump -w); pcapng: convert with editcap -F pcap.")
+            description = "Capture file, pcap (tcpdump -w) or pcapng (Wireshark, tshark, dumpcap).")
     Path capture;
 
     @Option(names = "--json", description = "One JSON object per packet and a final summary object.")
@@ -61,6 +62,19 @@ public final class InspectCommand implements Callable<Integer> {
     @Option(names = "--port", paramLabel = "N", defaultValue = "" + RoceV2.UDP_PORT,
             description = "UDP destination port of the RoCEv2 traffic (default: ${DEFAULT-VALUE}).")
     int port;
+
+    @Option(names = "--flows", description = "Instead of one line per packet, one block (with --json: one object) "
+            + "per QP conversation: packets, bytes, goodput, retransmissions, NAKs, RNR waits, ACK round trip.")
+    boolean flows;
+
+    @Option(names = "--graph", paramLabel = "FILE.png|FILE.svg",
+            description = "Draw one flow's PSN-over-time sequence graph and throughput to a PNG or SVG file.")
+    Path graph;
+
+    @Option(names = "--flow", paramLabel = "N",
+            description = "The flow (numbered as --flows lists them) to show or draw; default: all, and the "
+                    + "largest is drawn.")
+    Integer flow;
 
     private final RocePacket packet = new RocePacket();
     private final BthView rawBth = new BthView();
@@ -83,9 +97,12 @@ public final class InspectCommand implements Callable<Integer> {
             err.println(name + ": " + capture + ": is a directory");
             return Main.EXIT_USAGE;
         }
-        PcapReader reader;
+        if (flows || graph != null || flow != null) {
+            return FlowInspect.run(capture, port, flows, graph, flow, json ? Json::toJson : null, out, err, name);
+        }
+        CaptureReader reader;
         try {
-            reader = new PcapReader(capture);
+            reader = CaptureReader.open(capture);
         } catch (NoSuchFileException e) {
             err.println(name + ": " + capture + ": no such file");
             return Main.EXIT_USAGE;
@@ -99,8 +116,9 @@ public final class InspectCommand implements Callable<Integer> {
         String readError = null;
         long frames = 0;
         try (reader) {
-            if (!LinkType.isSupported(reader.linkType())) {
-                err.println(name + ": " + capture + ": link type " + LinkType.name(reader.linkType())
+            // a pcap file has one link type; a pcapng file has one per interface, checked per frame
+            if (reader instanceof PcapReader pcap && !LinkType.isSupported(pcap.linkType())) {
+                err.println(name + ": " + capture + ": link type " + LinkType.name(pcap.linkType())
                         + " not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and loopback are)");
                 return Main.EXIT_USAGE;
             }

@@ -1,7 +1,6 @@
 package io.jroce.wire.pcap;
 
 import java.io.BufferedInputStream;
-import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,13 +11,14 @@ import java.util.List;
 
 /**
  * Reads classic libpcap files: both byte orders, microsecond (0xa1b2c3d4) and nanosecond (0xa1b23c4d)
- * timestamps, and the link types listed in {@link LinkType}. pcapng is recognised and refused with a hint.
+ * timestamps, and the link types listed in {@link LinkType}. pcapng is recognised and refused with a hint:
+ * {@link CaptureReader#open} reads both formats.
  *
  * <p>A file that is not pcap, or ends inside a record, makes the constructor or {@link #next()} throw an
  * {@link IOException} with a one-line message. A malformed frame inside a valid file never throws: see
  * {@link PcapFrame#anomaly()}. Not thread-safe.
  */
-public final class PcapReader implements Closeable {
+public final class PcapReader implements CaptureReader {
     private static final int MAGIC_MICROS = 0xA1B2C3D4;
     private static final int MAGIC_NANOS = 0xA1B23C4D;
     private static final int PCAPNG_SHB = 0x0A0D0D0A;
@@ -55,7 +55,7 @@ public final class PcapReader implements Closeable {
             if (n >= 4) {
                 int be = beInt(h, 0);
                 if (be == PCAPNG_SHB) {
-                    throw new IOException(name + ": pcapng not supported, convert with editcap -F pcap");
+                    throw new IOException(name + ": pcapng, not classic pcap (open it with CaptureReader.open)");
                 }
             }
             int magic = n >= 4 ? beInt(h, 0) : 0;
@@ -106,6 +106,7 @@ public final class PcapReader implements Closeable {
      *
      * @throws IOException if the file ends inside a record or a record header is implausible
      */
+    @Override
     public PcapFrame next() throws IOException {
         if (eof) {
             return null;
@@ -169,8 +170,14 @@ public final class PcapReader implements Closeable {
     }
 
     /** Frames returned so far. */
+    @Override
     public long framesRead() {
         return frames;
+    }
+
+    @Override
+    public String format() {
+        return "pcap";
     }
 
     @Override

@@ -372,7 +372,7 @@ class PcapReaderTest {
     @Test
     void rejectsNonPcapFilesClearly() {
         byte[] pcapng = {0x0A, 0x0D, 0x0D, 0x0A, 0x1C, 0, 0, 0, 0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0};
-        assertEquals("test.pcap: pcapng not supported, convert with editcap -F pcap", failure(pcapng).getMessage());
+        assertEquals("test.pcap: pcapng, not classic pcap (open it with CaptureReader.open)", failure(pcapng).getMessage());
         assertEquals("test.pcap: not a pcap file (empty)", failure(new byte[0]).getMessage());
         assertTrue(failure("hello, this is text, not a capture".getBytes(StandardCharsets.US_ASCII)).getMessage()
                 .startsWith("test.pcap: not a pcap file (magic 0x"));
