@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     --loss-percent) LOSS=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
