@@ -4,15 +4,16 @@
 # e.g. rxe's retransmissions on its 67 ms timer (completer_retry_err / duplicate_request), so an interop note
 # can be compared with rxe talking to itself.
 #
-#   integration-tests/rxe/baseline.sh [ROUNDS]     (root; boots and stops the lab like interop.sh)
+#   integration-tests/rxe/baseline.sh [ROUNDS]     (root; boots and stops the lab, integration-tests/rxe/lab,
+#                                                   like interop.sh; the image must be built: lab/build.sh)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-RXE_VM=${RXE_VM_DIR:-$HERE/../../../shared/tools/rxe-vm}
+LAB=$HERE/lab
 ROUNDS=${1:-3}
 [ "$(id -u)" = 0 ] || { echo "baseline.sh: must run as root" >&2; exit 2; }
-trap '"$RXE_VM/run.sh" stop > /dev/null 2>&1 || true' EXIT
-"$RXE_VM/run.sh" start 2 > /dev/null
-gx() { "$RXE_VM/guest-exec.sh" "$@"; }
+trap '"$LAB/lab.sh" stop > /dev/null 2>&1 || true' EXIT
+"$LAB/lab.sh" start 2 > /dev/null
+gx() { "$LAB/lab.sh" exec "$@"; }
 counters() {
   gx -t 60 "$1" 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done' | sort
 }
@@ -24,7 +25,7 @@ one() { # name server-command client-command
   gx -t 60 A 'for i in $(seq 1 300); do ss -ltnH "sport = :18515" | grep -q . && exit 0; sleep 0.1; done; exit 1' \
     || echo "  server not listening on 18515"
   gx -t 240 B "$3 10.77.0.11" > /tmp/rxe-baseline.out 2>&1 || echo "  client failed: $(tail -1 /tmp/rxe-baseline.out)"
-  gx -t 120 -w "$id" A > /dev/null 2>&1 || echo "  server failed"
+  "$LAB/lab.sh" wait -t 120 A "$id" > /dev/null 2>&1 || echo "  server failed"
   echo "$1 ($((SECONDS - t)) s): server A:$(moved "$a0" "$(counters A)") | client B:$(moved "$b0" "$(counters B)")"
 }
 PP="ibv_rc_pingpong -d rxe0 -g 1"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interop check: jroce (host side, inside netns rxelab on 10.77.0.1) against Linux Soft-RoCE (rdma_rxe)
-# running the real ibv_rc_pingpong and perftest tools in QEMU guests (shared/tools/rxe-vm).
+# running the real ibv_rc_pingpong and perftest tools in QEMU guests: the project's lab, integration-tests/rxe/lab.
 #
 #   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic; both roles)
 #   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, then the loss cases
@@ -8,10 +8,10 @@
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
 #
-# Needs root, qemu-system-x86 qemu-utils debootstrap socat iproute2 (and tshark, optional), the built jar
-# cli/target/jroce.jar (built here when missing) and ../shared/tools/rxe-vm beside the checkout
-# (override: RXE_VM_DIR). The lab's cache is $RXE_CACHE (default /var/tmp/rxe-vm); it is built when missing
-# (~3-5 min). Traffic stays in the network namespace rxelab.
+# Needs root, qemu-system-x86 debootstrap iproute2 nftables (and tshark, optional), and the jar
+# cli/target/jroce.jar (built here when missing). The lab's guest image lives in $JROCE_LAB_CACHE (default
+# /var/tmp/jroce-rxe-lab) and is built here when missing (lab/build.sh, a few minutes: it downloads Debian
+# packages). Traffic stays in the network namespace rxelab (see lab/README.md).
 #
 # Output: one line per case, "PASS: name (secs)" or "FAIL: name: why", and "LAB: ..." for failures of the
 # emulated lab itself (guest did not boot, guest stopped answering); a boot is retried once. Exit status:
@@ -20,8 +20,8 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-RXE_VM=${RXE_VM_DIR:-$REPO/../shared/tools/rxe-vm}
-export RXE_CACHE=${RXE_CACHE:-/var/tmp/rxe-vm}
+LAB=$HERE/lab
+LAB_CACHE=${JROCE_LAB_CACHE:-/var/tmp/jroce-rxe-lab}
 NS=rxelab
 JAR=$REPO/cli/target/jroce.jar
 HOST_IP=10.77.0.1
@@ -34,13 +34,12 @@ while [ $# -gt 0 ]; do
     --loss-percent) LOSS=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 [ "$(id -u)" = 0 ] || { echo "interop.sh: must run as root (network namespace, qemu taps)" >&2; exit 2; }
-[ -x "$RXE_VM/run.sh" ] || { echo "interop.sh: no rxe-vm harness at $RXE_VM (set RXE_VM_DIR)" >&2; exit 2; }
 OUT=${OUT:-$(mktemp -d /tmp/jroce-rxe-interop.XXXX)}
 mkdir -p "$OUT"
 T0=$SECONDS
@@ -53,38 +52,39 @@ elapsed() { echo $((SECONDS - $1)); }
 cleanup() {
   local rc=$?
   if [ -n "$JPID" ] && kill -0 "$JPID" 2>/dev/null; then kill "$JPID" 2>/dev/null || true; fi
-  "$RXE_VM/run.sh" stop > "$OUT/lab-stop.log" 2>&1 || true
+  "$LAB/lab.sh" stop > "$OUT/lab-stop.log" 2>&1 || true
   log "interop: $PASSED passed, $FAILED failed, $LABFAIL lab failures in $((SECONDS - T0)) s; logs in $OUT"
   exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-gx() { "$RXE_VM/guest-exec.sh" "$@"; }
+gx() { "$LAB/lab.sh" exec "$@"; }     # gx [-t SECS] [-b] GUEST CMD
+gwait() { "$LAB/lab.sh" wait "$@"; }  # gwait [-t SECS] GUEST JOB
 nsx() { ip netns exec "$NS" "$@"; }
 
 # ---------------------------------------------------------------------------------------------- lab
-command -v qemu-system-x86_64 >/dev/null || { log "LAB: qemu-system-x86_64 missing (apt-get install qemu-system-x86 qemu-utils debootstrap socat)"; exit 3; }
+command -v qemu-system-x86_64 >/dev/null || { log "LAB: qemu-system-x86_64 missing (apt-get install qemu-system-x86 debootstrap)"; exit 3; }
 if [ ! -f "$JAR" ]; then
   log "interop: building $JAR"
-  (cd "$REPO" && mvn -B -ntp -q install -DskipTests) > "$OUT/mvn.log" 2>&1 || { log "FAIL: build: see $OUT/mvn.log"; exit 1; }
+  (cd "$REPO" && mvn -B -ntp -q -pl cli -am package -DskipTests) > "$OUT/mvn.log" 2>&1 || { log "FAIL: build: see $OUT/mvn.log"; exit 1; }
 fi
-if [ ! -e "$RXE_CACHE/rootfs.img" ]; then
-  log "interop: building the rxe lab in $RXE_CACHE (first time: several minutes)"
+if [ ! -e "$LAB_CACHE/disk.img" ]; then
+  log "interop: building the rxe lab in $LAB_CACHE (first time: several minutes)"
   t=$SECONDS
-  "$RXE_VM/build.sh" > "$OUT/lab-build.log" 2>&1 || { log "LAB: build.sh failed: $(tail -1 "$OUT/lab-build.log")"; exit 3; }
+  "$LAB/build.sh" > "$OUT/lab-build.log" 2>&1 || { log "LAB: build.sh failed: $(tail -1 "$OUT/lab-build.log")"; exit 3; }
   log "interop: lab built in $(elapsed $t) s"
 fi
 boot() {
   local t=$SECONDS try
   for try in 1 2; do
-    if "$RXE_VM/run.sh" start 2 > "$OUT/lab-start.$try.log" 2>&1 \
+    if "$LAB/lab.sh" start 2 > "$OUT/lab-start.$try.log" 2>&1 \
         && gx -t 60 A 'rdma link show rxe0/1 | grep -q ACTIVE' && gx -t 60 B 'rdma link show rxe0/1 | grep -q ACTIVE'; then
-      log "interop: guests up in $(elapsed $t) s ($(grep -c ready "$OUT/lab-start.$try.log") ready, try $try)"
+      log "interop: guests up in $(elapsed $t) s ($(grep -c ' up after ' "$OUT/lab-start.$try.log") up, try $try)"
       return 0
     fi
     log "interop: boot try $try failed: $(grep -v '^$' "$OUT/lab-start.$try.log" | tail -1)"
-    "$RXE_VM/run.sh" stop >> "$OUT/lab-start.$try.log" 2>&1 || true
+    "$LAB/lab.sh" stop >> "$OUT/lab-start.$try.log" 2>&1 || true
   done
   return 1
 }
@@ -126,7 +126,7 @@ run_case() {
     timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs "${GIP[A]}" --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
       --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
     jrc=$?
-    gx -t 120 -w "$jid" A > "$dir/guest.out" 2>&1
+    gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
     grc=$?
     set -e
   else
