@@ -37,9 +37,10 @@ public final class Device implements AutoCloseable {
             if (config.warmUp) {
                 long t0 = System.nanoTime();
                 int completions = Warmup.run(this);
+                if (completions < Warmup.COMPLETIONS) awaitQuietAfterWarmup();
                 if (log.isDebugEnabled()) {
-                    log.debug("device {}: warm-up {} completions in {} us", config.address.getHostAddress(), completions,
-                            (System.nanoTime() - t0) / 1000);
+                    log.debug("device {}: warm-up {} of {} completions in {} us", config.address.getHostAddress(), completions,
+                            Warmup.COMPLETIONS, (System.nanoTime() - t0) / 1000);
                 }
                 transport.call(() -> {
                     qps.clear();
@@ -54,6 +55,37 @@ public final class Device implements AutoCloseable {
         }
     }
 
+    /**
+     * A warm-up that ran out of time (a busy machine) leaves packets of its QPs on their way: in the socket's
+     * queue, or behind other work on the event loop. Were they read after the device went live, they would
+     * count as drops (unknown QP) of the live device, or reach a new QP that was given the same number. So
+     * wait until no datagram has arrived for {@link #QUIET_NANOS}, at most {@link #QUIET_MAX_NANOS}.
+     */
+    private void awaitQuietAfterWarmup() {
+        long start = System.nanoTime();
+        long seen = -1;
+        long quietSince = start;
+        while (true) {
+            long now = System.nanoTime();
+            long in = transport.call(() -> transport.counters().packetsIn);
+            if (in != seen) {
+                seen = in;
+                quietSince = now;
+            } else if (now - quietSince >= QUIET_NANOS) {
+                return;
+            }
+            if (now - start >= QUIET_MAX_NANOS) {
+                log.debug("device {}: warm-up traffic still arriving after {} ms", config.address.getHostAddress(),
+                        QUIET_MAX_NANOS / 1_000_000);
+                return;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(QUIET_NANOS / 5);
+        }
+    }
+
+    private static final long QUIET_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long QUIET_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+
     /** Opens a device on {@code address}:4791. */
     public static Device open(InetAddress address) throws IOException {
         return new Device(new DeviceConfig(address));
@@ -62,6 +94,8 @@ public final class Device implements AutoCloseable {
     public static Device open(DeviceConfig config) throws IOException {
         return new Device(config);
     }
+
+    DeviceConfig config() { return config; }
 
     public InetAddress address() { return config.address; }
     public int port() { return transport.localPort(); }

@@ -15,6 +15,8 @@ public final class DeviceConfig {
     int socketBufferBytes = 4 << 20;
     DatagramFilter filter;
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
+    /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
+    long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {

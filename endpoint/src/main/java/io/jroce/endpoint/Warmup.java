@@ -18,12 +18,15 @@ import java.util.concurrent.TimeUnit;
  * a few rounds, before the pcap and the datagram filter are attached and the counters are zeroed.
  *
  * <p>Bounded: it gives up after {@link #BUDGET_NANOS} (for example when a packet filter drops the
- * host's own traffic) and never fails the device; the queue pair numbers it used are handed out again.
+ * host's own traffic) and never fails the device; after a warm-up cut short the device waits for its last packets to
+ * arrive before going live, and the queue pair numbers it used are handed out again.
  */
 final class Warmup {
     private static final Logger log = LoggerFactory.getLogger(Warmup.class);
     static final long BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final int ROUNDS = 16;
+    /** Completions of a warm-up that ran to the end: per round 8 sends and 3 receives. */
+    static final int COMPLETIONS = ROUNDS * 11;
     /** Three packets at MTU 4096: FIRST, MIDDLE and LAST opcodes. */
     private static final int LARGE = 9000;
     private static final int SMALL = 64;
@@ -34,7 +37,7 @@ final class Warmup {
 
     /** Returns the number of completions seen; logs and returns early on a problem. */
     static int run(Device dev) {
-        long deadline = System.nanoTime() + BUDGET_NANOS;
+        long deadline = System.nanoTime() + dev.config().warmUpBudgetNanos;
         ProtectionDomain pd = dev.allocPd();
         MemoryRegion mr = pd.allocateAndRegister(REGION, Access.ALL);
         // not zeros: a capture of the warm-up (tcpdump on lo) then decodes cleanly in Wireshark too, whose
