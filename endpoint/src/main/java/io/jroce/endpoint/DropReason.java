@@ -16,6 +16,11 @@ public enum DropReason {
     QP_STATE,
     /** Sent from an address that is not the QP's connected peer. */
     WRONG_SOURCE,
+    /**
+     * The BTH P_Key does not match the device's one P_Key, the full-member default 0xFFFF (IBA 9.6.1.1 and
+     * 10.9; rdma_rxe rxe_recv.c check_keys): only 0xFFFF and the limited-member 0x7FFF get through.
+     */
+    PKEY,
     /** A response opcode the completer did not expect. */
     UNEXPECTED_OPCODE,
     /** A duplicate READ or atomic with no responder resource to answer from. */

@@ -322,6 +322,11 @@ final class Transport {
             counters.drop(DropReason.WRONG_SOURCE);
             return;
         }
+        // IBA 9.6.1.1 / 10.9 (rdma_rxe rxe_recv.c check_keys): a P_Key of another partition is dropped silently
+        if (!RoceV2.pkeyMatch(rx.pkey(), RoceV2.DEFAULT_PKEY)) {
+            counters.drop(DropReason.PKEY);
+            return;
+        }
         qp.counters.packetsIn++;
         qp.counters.bytesIn += len;
         if (op.isRequest()) {

@@ -39,6 +39,16 @@ public final class RoceV2 {
         return SPORT_BASE | ((fl & 0x3FFF) ^ ((fl & 0xFC000) >>> 14));
     }
 
+    /**
+     * IBA 10.9 partition key matching, as rdma_rxe's {@code pkey_match} (rxe_verbs.h): the low 15 bits
+     * (the partition) are equal and not zero, and at least one of the two keys has the membership bit
+     * (bit 15) set, so two limited members of a partition never match each other.
+     */
+    public static boolean pkeyMatch(int key1, int key2) {
+        int partition = key1 & 0x7FFF;
+        return partition != 0 && partition == (key2 & 0x7FFF) && ((key1 | key2) & 0x8000) != 0;
+    }
+
     /** Pad bytes so that payload + pad is a multiple of 4 (BTH PadCnt). */
     public static int padFor(int payloadLength) {
         return (-payloadLength) & 3;

@@ -1,6 +1,7 @@
 package io.jroce.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -40,5 +41,25 @@ class RoceV2Test {
         assertEquals(3, RoceV2.padFor(13)); // golden vector 2
         assertEquals(4791, RoceV2.UDP_PORT);
         assertEquals(0x80010000, RoceV2.GSI_QKEY);
+    }
+
+    @Test
+    void pkeyMatchAgainstTheDefaultPartition() {
+        // the device's table holds 0xFFFF: a full or limited member of the default partition matches it
+        assertTrue(RoceV2.pkeyMatch(0xFFFF, RoceV2.DEFAULT_PKEY));
+        assertTrue(RoceV2.pkeyMatch(0x7FFF, RoceV2.DEFAULT_PKEY));
+        for (int other : new int[] {0x1234, 0x9234, 0x0000, 0x8000, 0x7FFE, 0xFFFE, 0x0001}) {
+            assertFalse(RoceV2.pkeyMatch(other, RoceV2.DEFAULT_PKEY), Integer.toHexString(other));
+        }
+    }
+
+    @Test
+    void twoLimitedMembersDoNotMatch() {
+        assertFalse(RoceV2.pkeyMatch(0x7FFF, 0x7FFF));
+        assertFalse(RoceV2.pkeyMatch(0x1234, 0x1234));
+        assertTrue(RoceV2.pkeyMatch(0x1234, 0x9234));
+        assertTrue(RoceV2.pkeyMatch(0x9234, 0x1234));
+        assertTrue(RoceV2.pkeyMatch(0x9234, 0x9234));
+        assertFalse(RoceV2.pkeyMatch(0x8000, 0x8000), "partition 0 is invalid");
     }
 }

@@ -55,13 +55,20 @@ public final class JroceHandshake {
     }
 
     /**
-     * Listens on {@code bind:port} (null: every interface), accepts ONE client, reads its info, writes ours and
-     * closes. {@code timeout} bounds the wait for the client and each read.
+     * Listens on {@code bind:port} (null: every interface) for ONE client ({@link OobListener}: connections that do
+     * not begin with a jroce header are dropped), reads its info, writes ours and closes. {@code timeout} bounds
+     * the wait for the client and each read.
      */
     public static PeerInfo serve(InetAddress bind, int port, PeerInfo local, Duration timeout) throws IOException {
-        try (OobSocket s = OobSocket.accept(bind, port, timeout)) {
-            byte[] header = s.readFully(HEADER_BYTES, "the jroce handshake header");
-            int peerVersion = checkHeader(header, s.peer()); // not a jroce peer at all: say nothing
+        // a connection whose first bytes are not a jroce header is not our peer: the listener drops it and waits on
+        OobListener.Accepted<byte[]> a = OobListener.accept(bind, port, timeout, "jroce handshake", c -> {
+            byte[] h = c.readFully(HEADER_BYTES, "the jroce handshake header");
+            checkHeader(h, c.peer());
+            return h;
+        });
+        try (OobSocket s = a.socket()) {
+            byte[] header = a.greeting();
+            int peerVersion = checkHeader(header, s.peer());
             if (peerVersion != VERSION) {
                 s.write(encode(local)); // so the client reports the mismatch as well
                 throw versionMismatch(s.peer(), peerVersion);

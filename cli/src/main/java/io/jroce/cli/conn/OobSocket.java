@@ -9,7 +9,6 @@ import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
@@ -18,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * One out-of-band TCP connection, as ibv_rc_pingpong and perftest use: the server listens, accepts one
- * client and closes the listening socket; the client connects. Every blocking step has a timeout, so a
- * silent or absent peer ends in an {@link IOException} whose one-line message says what to do, never in
- * a hang.
+ * One out-of-band TCP connection, as ibv_rc_pingpong and perftest use: the server side comes from
+ * {@link OobListener} (which waits for a peer that opens the exchange properly), the client connects.
+ * Every blocking step has a timeout, so a silent or absent peer ends in an {@link IOException} whose
+ * one-line message says what to do, never in a hang.
  *
  * <p>A connecting client retries a refused connection until its timeout, so it may be started before the
  * server (ibv_rc_pingpong would give up at once).
@@ -35,40 +34,13 @@ public final class OobSocket implements Closeable {
     /** A byte {@link #poll} read ahead, or -1. */
     private int pushback = -1;
 
-    private OobSocket(Socket socket, Duration timeout) throws IOException {
+    OobSocket(Socket socket, Duration timeout) throws IOException {
         this.socket = socket;
         this.socket.setTcpNoDelay(true);
         this.in = socket.getInputStream();
         this.out = socket.getOutputStream();
         this.peer = socket.getInetAddress().getHostAddress() + ":" + socket.getPort();
         this.timeout = timeout;
-    }
-
-    /**
-     * Listens on {@code bind:port} (SO_REUSEADDR, backlog 1), accepts one client within {@code timeout}, and
-     * stops listening. {@code bind} may be null or the wildcard address to listen on every interface.
-     */
-    public static OobSocket accept(InetAddress bind, int port, Duration timeout) throws IOException {
-        checkTimeout(timeout);
-        try (ServerSocket server = new ServerSocket()) {
-            server.setReuseAddress(true);
-            InetSocketAddress where = bind == null ? new InetSocketAddress(port) : new InetSocketAddress(bind, port);
-            try {
-                server.bind(where, 1);
-            } catch (IOException e) {
-                throw new IOException("cannot listen on TCP " + show(where) + " (" + e.getMessage()
-                        + "): choose another port with -p or stop the program using it", e);
-            }
-            server.setSoTimeout(millis(timeout));
-            Socket s;
-            try {
-                s = server.accept();
-            } catch (SocketTimeoutException e) {
-                throw new IOException("no client connected to TCP " + show(where) + " within " + human(timeout)
-                        + ": start the client side (with this host's address) or allow more time", e);
-            }
-            return new OobSocket(s, timeout);
-        }
     }
 
     /**
@@ -233,12 +205,14 @@ public final class OobSocket implements Closeable {
         if (t == null || t.isNegative() || t.isZero()) throw new IllegalArgumentException("timeout must be positive: " + t);
     }
 
-    private static int millis(Duration t) {
-        long ms = Math.max(1, t.toMillis());
-        return ms > Integer.MAX_VALUE ? 0 : (int) ms;
+    /** The first line of an exception message (a WARN line stays one line). */
+    static String oneLine(String message) {
+        if (message == null) return "no detail";
+        int nl = message.indexOf('\n');
+        return nl < 0 ? message : message.substring(0, nl);
     }
 
-    private static String show(InetSocketAddress a) {
+    static String show(InetSocketAddress a) {
         return (a.getAddress() == null ? a.getHostString() : a.getAddress().getHostAddress()) + ":" + a.getPort();
     }
 

@@ -143,15 +143,40 @@ public final class PerftestHandshake implements Closeable {
     private final OobSocket socket;
     private final boolean client;
     private String peerVersion;
+    /** Server role: the client's version message, read by the listener before the exchange began. */
+    private byte[] clientVersion;
 
     private PerftestHandshake(OobSocket socket, boolean client) {
         this.socket = socket;
         this.client = client;
     }
 
-    /** Server role: listen on {@code bind:port} (null: all interfaces) and accept one client within {@code timeout}. */
+    /**
+     * Server role: listen on {@code bind:port} (null: all interfaces) and accept one client within {@code timeout}
+     * ({@link OobListener}: connections whose first 16 bytes are not a version string are dropped).
+     */
     public static PerftestHandshake accept(InetAddress bind, int port, Duration timeout) throws IOException {
-        return new PerftestHandshake(OobSocket.accept(bind, port, timeout), false);
+        OobListener.Accepted<byte[]> a = OobListener.accept(bind, port, timeout, "perftest exchange", c -> {
+            byte[] v = c.readFully(VERSION_BYTES, "the 16-byte perftest version");
+            if (!looksLikeVersion(v)) {
+                throw new IOException("peer " + c.peer() + " sent \"" + RcPingpongHandshake.printable(v)
+                        + "\" where the 16-byte perftest version belongs: it speaks another protocol");
+            }
+            return v;
+        });
+        PerftestHandshake hs = new PerftestHandshake(a.socket(), false);
+        hs.clientVersion = a.greeting();
+        return hs;
+    }
+
+    /** A perftest version message: a digit, then printable ASCII up to the NUL padding (any version number: old ones are refused later, by name). */
+    static boolean looksLikeVersion(byte[] v) {
+        if (v.length == 0 || v[0] < '0' || v[0] > '9') return false;
+        for (byte b : v) {
+            if (b == 0) return true;
+            if (b < 0x20 || b > 0x7e) return false;
+        }
+        return false; // strncpy into char[16] always leaves a NUL for versions shorter than 16
     }
 
     /** Client role: connect to {@code host:port}, retrying until {@code timeout}. */
@@ -188,7 +213,14 @@ public final class PerftestHandshake implements Closeable {
 
     /** Step 1: 16-byte versions; refuses peers older than 5.70. Returns the peer's version string. */
     public String exchangeVersions() throws IOException {
-        byte[] theirs = exchange(encodeVersion(OUR_VERSION), "the 16-byte perftest version");
+        byte[] theirs;
+        if (clientVersion != null) {
+            theirs = clientVersion; // the server half of the exchange: the listener has read it already
+            clientVersion = null;
+            socket.write(encodeVersion(OUR_VERSION));
+        } else {
+            theirs = exchange(encodeVersion(OUR_VERSION), "the 16-byte perftest version");
+        }
         int end = 0;
         while (end < theirs.length && theirs[end] != 0) end++;
         String v = new String(theirs, 0, end, StandardCharsets.ISO_8859_1);

@@ -33,7 +33,7 @@ import java.util.regex.Pattern;
  *       {@code read} must return exactly {@code sizeof "done"}); both close the socket. The client moves its
  *       QP to RTR/RTS afterwards, then sends first.</li>
  * </ol>
- * TCP port {@value #DEFAULT_PORT} by default; the server accepts one client (backlog 1) and stops listening.
+ * TCP port {@value #DEFAULT_PORT} by default; the server serves one client and stops listening.
  * Our reads are bounded by a timeout; ibv_rc_pingpong's are not.
  */
 public final class RcPingpongHandshake {
@@ -99,12 +99,16 @@ public final class RcPingpongHandshake {
     }
 
     /**
-     * Server role: accept one client within {@code timeout}, read its address, run {@code beforeReply} (move
-     * the QP to RTR/RTS), send our address, wait for {@code "done\0"}, close.
+     * Server role: accept one client within {@code timeout} ({@link OobListener}: connections that do not send an
+     * address message are dropped), read its address, run {@code beforeReply} (move the QP to RTR/RTS), send our
+     * address, wait for {@code "done\0"}, close.
      */
     public static PeerInfo server(InetAddress bind, int port, PeerInfo local, Duration timeout, BeforeReply beforeReply) throws IOException {
-        try (OobSocket s = OobSocket.accept(bind, port, timeout)) {
-            PeerInfo remote = decode(s.readFully(MESSAGE_BYTES, "the 52-byte ibv_rc_pingpong address"));
+        // a connection whose first 52 bytes are not an address message is not our peer: the listener drops it
+        OobListener.Accepted<PeerInfo> a = OobListener.accept(bind, port, timeout, "ibv_rc_pingpong exchange",
+                c -> decode(c.readFully(MESSAGE_BYTES, "the 52-byte ibv_rc_pingpong address")));
+        try (OobSocket s = a.socket()) {
+            PeerInfo remote = a.greeting();
             beforeReply.accept(remote);
             s.write(encode(local));
             byte[] done = s.readFully(DONE.length, "the client's \"done\"");

@@ -162,14 +162,40 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         for (int i = 0; i < s.qps(); i++) {
             // one spare send slot, defensively: an endpoint build that published a send completion before
             // freeing its slot (Completer.retire) let a WR posted right after polling find the queue "full"
-            MemoryRegion mr = pd.allocateAndRegister((int) (2 * buffSize), Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
+            MemoryRegion mr = pd.allocateAndRegister((int) (2 * buffSize), mrAccess(test));
             QueuePair qp = pd.createQp(new QpInitAttr(sendCq, recvCq).maxSendWr(txDepth + 1).maxRecvWr(Math.max(rxDepth, 1)));
-            RcConnect.toInit(qp, RcConnect.Params.defaults());
+            RcConnect.toInit(qp, RcConnect.Params.defaults().accessFlags(qpAccess(test)));
             mrs.add(mr);
             qps.add(qp);
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
             mine.add(new Keys(0, outReads, qp.qpNum(), psn, mr.rkey(), mr.address() + buffSize, dev.gid(0), 0));
         }
+    }
+
+    /**
+     * The memory region's access flags, as perftest's {@code setup_mr_flags} (perftest_resources.c) without
+     * data validation: local write, plus the one remote access the test's verb needs (none for SEND).
+     */
+    static int mrAccess(PerftestHandshake.Test test) {
+        return Access.LOCAL_WRITE | switch (test) {
+            case WRITE_BW, WRITE_LAT -> Access.REMOTE_WRITE;
+            case READ_BW, READ_LAT -> Access.REMOTE_READ;
+            case ATOMIC_BW, ATOMIC_LAT -> Access.REMOTE_ATOMIC;
+            case SEND_BW, SEND_LAT -> 0;
+        };
+    }
+
+    /**
+     * The QP's access flags, as perftest's {@code ctx_modify_qp_to_init} (perftest_resources.c) without data
+     * validation, so a peer gets the NAK ib_*_bw would send for any other remote operation.
+     */
+    static int qpAccess(PerftestHandshake.Test test) {
+        return switch (test) {
+            case WRITE_BW, WRITE_LAT -> Access.REMOTE_WRITE;
+            case READ_BW, READ_LAT -> Access.REMOTE_READ;
+            case ATOMIC_BW, ATOMIC_LAT -> Access.REMOTE_ATOMIC;
+            case SEND_BW, SEND_LAT -> Access.REMOTE_WRITE | Access.LOCAL_WRITE;
+        };
     }
 
     /** {@code ctx_connect}: every QP to RTR and RTS (perftest leaves a passive BW server in RTR; RTS is harmless). */

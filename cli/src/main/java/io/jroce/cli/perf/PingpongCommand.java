@@ -141,6 +141,7 @@ public final class PingpongCommand implements Callable<Integer> {
     private int run(Device dev, InetAddress peerHost, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
         boolean client = peerHost != null;
         ProtectionDomain pd = dev.allocPd();
+        // as rc_pingpong.c pp_init_ctx: the region local write only, the QP no remote access (SEND/RECV only)
         MemoryRegion mr = pd.allocateAndRegister(p.size, Access.LOCAL_WRITE);
         ByteBuffer buf = mr.buffer();
         for (int i = 0; i < p.size; i++) buf.put(i, (byte) 0x7b);

@@ -2,6 +2,7 @@ package io.jroce.cli.node;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
+import io.jroce.cli.BadPeers;
 import io.jroce.cli.Cli.Result;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,8 +12,11 @@ import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static io.jroce.cli.node.SessionHarness.A;
 import static io.jroce.cli.node.SessionHarness.B;
@@ -159,6 +163,49 @@ class NodeCommandTest {
         Result r = single(dir, "cq c\nqp q\nlisten port=" + port() + " timeout=200ms\n");
         assertEquals(1, r.exit(), show(r));
         assertTrue(r.err().contains("single.jroce:3: listen: no client connected to TCP 127.0.2.1:"), r.err());
+    }
+
+    /** A peer sending garbage and one sending nothing do not end a listen: the real node that follows connects. */
+    @Test
+    void listenDropsBadPeersAndConnectsTheRealOne() throws Exception {
+        int p = port();
+        Path a = write(dir, "a.jroce", "cq c\nqp q\nlisten timeout=30s\n");
+        Path b = write(dir, "b.jroce", "cq c\nqp q\nconnect\n");
+        try (BadPeers.ListenerLog log = new BadPeers.ListenerLog()) {
+            CompletableFuture<Result> fa = CompletableFuture.supplyAsync(() -> node("--bind", A, "--port", "" + p, "--script", a.toString()));
+            BadPeers.garbage(A, p);
+            try (Socket silent = BadPeers.connect(A, p)) {
+                Result rb = node("--bind", B, "--peer", A, "--port", "" + p, "--script", b.toString());
+                Result ra = fa.get(60, TimeUnit.SECONDS);
+                assertEquals(0, ra.exit(), show(ra));
+                assertEquals(0, rb.exit(), show(rb));
+                assertTrue(ra.out().contains("listen q: connected QPN"), ra.out());
+                BadPeers.awaitClosed(silent);
+            }
+            List<String> lines = log.lines();
+            assertEquals(1, lines.size(), "the garbage peer only: " + lines);
+            assertTrue(lines.get(0).contains("which did not open the jroce handshake") && lines.get(0).contains("does not speak the jroce handshake"),
+                    lines.get(0));
+        }
+    }
+
+    @Test
+    void listenWithOnlyGarbageUntilItsTimeoutSaysHowManyPeersWereDropped() throws Exception {
+        int p = port();
+        CompletableFuture<Result> f = CompletableFuture.supplyAsync(() -> {
+            try {
+                return single(dir, "cq c\nqp q\nlisten port=" + p + " timeout=2s\n");
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        BadPeers.garbage(A, p);
+        BadPeers.garbage(A, p);
+        Result r = f.get(60, TimeUnit.SECONDS);
+        assertEquals(1, r.exit(), show(r));
+        assertOneLine(r);
+        assertTrue(r.err().contains("single.jroce:3: listen: no client connected to TCP 127.0.2.1:" + p + " within 2 s; dropped 2 connections "
+                + "that did not open the jroce handshake"), r.err());
     }
 
     @Test
