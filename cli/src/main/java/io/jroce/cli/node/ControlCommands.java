@@ -22,11 +22,14 @@ final class ControlCommands {
     private ControlCommands() {
     }
 
+    /** The word after 'counters'. */
+    static final List<String> COUNTER_SETS = List.of("device", "qp", "chaos", "all");
+
     static final SessionCommand COUNTERS = new SessionCommand(Syntax.of("counters", Positional.OPTIONAL_WORD,
             "counters [device|qp|chaos|all]", "print non-zero counters of the device, each QP and the fault injector (all: zeros too)")) {
         @Override
         Statement check(SessionChecker c, Statement s) throws ScriptException {
-            return checkWord(s, t -> SessionLanguage.choice(t, "counter set", "device", "qp", "chaos", "all"));
+            return checkWord(s, t -> SessionLanguage.choice(t, "counter set", COUNTER_SETS.toArray(String[]::new)));
         }
 
         @Override

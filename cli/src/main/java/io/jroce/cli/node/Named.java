@@ -3,6 +3,7 @@ package io.jroce.cli.node;
 import io.jroce.cli.node.Session.Failure;
 
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -43,6 +44,11 @@ final class Named<T> {
 
     Collection<T> all() {
         return byName.values();
+    }
+
+    /** The names, in the order the objects were made; a read-only view (the prompt completes them). */
+    Set<String> names() {
+        return Collections.unmodifiableSet(byName.keySet());
     }
 
     Set<Map.Entry<String, T>> entries() {

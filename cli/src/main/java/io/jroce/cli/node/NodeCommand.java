@@ -19,10 +19,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -41,14 +39,17 @@ import java.util.concurrent.Callable;
         description = {
             "Run one RoCEv2 node on ADDR (UDP 4791) and execute a session: memory regions, queues, a connection to a "
                     + "peer node, SEND / RDMA WRITE / READ / atomics, and expectations on completions and memory.",
-            "Without --script the session is read from standard input; when that is a terminal, at a prompt "
-                    + "(line editing is the terminal's; 'history' lists the lines, !N repeats one).",
+            "Without --script the session is read from standard input; when that is a terminal, at a prompt with "
+                    + "line editing, Tab completion and a history kept across sessions (Up, Ctrl-R; see --history); "
+                    + "'history' lists this session's lines, !N repeats one.",
             "The language is described by 'help' at the prompt and in docs/session-language.md.",
             "Exit status: 0 if every expectation was met, 1 if one failed or the run failed, 2 for a usage or script "
                     + "error (reported with line and column before any traffic), or the status given to 'exit'."
         })
 public final class NodeCommand implements Callable<Integer> {
     public static final int DEFAULT_TCP_PORT = JroceHandshake.DEFAULT_PORT;
+    /** The environment variable that moves (or, set to none or empty, turns off) the prompt's history file. */
+    static final String HISTORY_ENV = "JROCE_HISTORY";
 
     @Spec
     CommandSpec spec;
@@ -68,6 +69,11 @@ public final class NodeCommand implements Callable<Integer> {
 
     @Option(names = "--script", paramLabel = "FILE", description = "Run the session in FILE ('-': standard input).")
     String script;
+
+    @Option(names = "--history", paramLabel = "FILE",
+            description = "Where the prompt keeps its history (the last " + TerminalPrompt.HISTORY_LINES + " lines) across "
+                    + "sessions; 'none' keeps none. Default: $" + HISTORY_ENV + ", else ~/.jroce_history.")
+    String historyFile;
 
     @Option(names = "--linger", paramLabel = "DUR",
             description = "After a successful session, keep answering the peer until it has been quiet for DUR "
@@ -215,16 +221,38 @@ public final class NodeCommand implements Callable<Integer> {
 
     /** A prompt: each line is checked and run on its own; errors are printed and the session goes on. */
     private int interactive(Session session, PrintWriter out, PrintWriter err) {
-        SessionChecker.Symbols symbols = new SessionChecker.Symbols();
-        BufferedReader in = new BufferedReader(new InputStreamReader(stdin == null ? System.in : stdin, StandardCharsets.UTF_8));
-        List<String> history = session.history();
         out.println("jroce node " + options.bind(spec).getHostAddress() + ": type 'help' for the commands, 'exit' or end of input to leave");
+        out.flush();
+        try (Prompt prompt = prompt(session, out, err)) {
+            return lineByLine(session, prompt, out, err);
+        }
+    }
+
+    /** JLine on the process's own terminal; a plain prompt for a stream a test gives, or if JLine finds no terminal. */
+    private Prompt prompt(Session session, PrintWriter out, PrintWriter err) {
+        if (stdin == null && terminal == null) {
+            Path file = historyPath(historyFile, System.getenv(HISTORY_ENV), System.getProperty("user.home"));
+            Prompt p = TerminalPrompt.open(new SessionCompleter(session::names), file, err);
+            if (p != null) return p;
+        }
+        return new Prompt.Plain(stdin == null ? System.in : stdin, out);
+    }
+
+    /** The history file: --history, else $JROCE_HISTORY, else ~/.jroce_history; null for none. */
+    static Path historyPath(String option, String env, String home) {
+        String given = option != null ? option : env;
+        if (given == null) return home == null ? null : Path.of(home, ".jroce_history");
+        if (given.isBlank() || given.strip().equals("none")) return null;
+        return Path.of(given);
+    }
+
+    private int lineByLine(Session session, Prompt prompt, PrintWriter out, PrintWriter err) {
+        SessionChecker.Symbols symbols = new SessionChecker.Symbols();
+        List<String> history = session.history();
         while (true) {
-            out.print("jroce> ");
-            out.flush();
             String line;
             try {
-                line = in.readLine();
+                line = prompt.read();
             } catch (IOException e) {
                 err.println("jroce node: reading standard input: " + e.getMessage());
                 break;
@@ -242,6 +270,8 @@ public final class NodeCommand implements Callable<Integer> {
                     continue;
                 }
                 out.println(again);
+                out.flush();
+                prompt.recalled(again);
                 line = again;
                 trimmed = again.strip();
             }
@@ -267,6 +297,7 @@ public final class NodeCommand implements Callable<Integer> {
                 Thread.currentThread().interrupt();
                 break;
             }
+            out.flush();
             err.flush();
         }
         return session.failures() > 0 ? Main.EXIT_FAILURE : 0;

@@ -1,6 +1,7 @@
 package io.jroce.cli.node;
 
 import io.jroce.cli.conn.PeerInfo;
+import io.jroce.cli.conn.RemoteRegion;
 import io.jroce.cli.node.SessionSyntax.Statement;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
@@ -18,8 +19,11 @@ import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Runs checked session statements against one device: the objects they create by name, and the bookkeeping
@@ -153,6 +157,22 @@ final class Session {
     /** The QP named by {@code qp=}. */
     Qp qp(Statement s) throws Failure {
         return qps.require(values.name(s, "qp"));
+    }
+
+    /** This session's names of one kind, in the order they were made: what the prompt completes. */
+    Collection<String> names(SessionCompleter.Kind kind) {
+        return switch (kind) {
+            case REGION -> regions.names();
+            case CQ -> cqs.names();
+            case QP -> qps.names();
+            case REMOTE -> {
+                Set<String> published = new LinkedHashSet<>();
+                for (Qp q : qps.all()) {
+                    if (q.peer != null) for (RemoteRegion r : q.peer.regions()) published.add(r.name());
+                }
+                yield published;
+            }
+        };
     }
 
     /** Why a wait may have found nothing: the QPs' states and the retry counters. */

@@ -56,6 +56,11 @@ public final class SessionLanguage {
         return List.copyOf(BY_VERB.keySet());
     }
 
+    /** The words of the PATTERN and FORMAT types, and the access flags (for the checker and the prompt's completion). */
+    static final List<String> PATTERNS = List.of("zero", "seq", "random");
+    static final List<String> FORMATS = List.of("hex", "text", "u64", "sha256");
+    static final List<String> ACCESS_FLAGS = List.of("local_write", "remote_write", "remote_read", "remote_atomic", "all", "none");
+
     /** Fields of {@code $object.field} references, by kind of object. */
     static final List<String> MR_FIELDS = List.of("addr", "len", "lkey", "rkey");
     static final List<String> QP_FIELDS = List.of("qpn", "state", "psn");
@@ -118,8 +123,8 @@ public final class SessionLanguage {
             case HEX -> hex(text);
             case SHA256 -> sha256(text);
             case ACCESS -> access(text);
-            case PATTERN -> choice(text, "pattern", "zero", "seq", "random");
-            case FORMAT -> choice(text, "format", "hex", "text", "u64", "sha256");
+            case PATTERN -> choice(text, "pattern", PATTERNS.toArray(String[]::new));
+            case FORMAT -> choice(text, "format", FORMATS.toArray(String[]::new));
             case STATUS -> enumValue(WcStatus.class, text, "status");
             case OPCODE -> enumValue(WcOpcode.class, text, "opcode");
             case STATE -> enumValue(QpState.class, text, "QP state");
