@@ -1,10 +1,13 @@
 package io.jroce.cli;
 
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.fault.FaultInjector;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
@@ -59,6 +62,14 @@ public final class DeviceOptions {
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
+    @Mixin
+    MetricsOptions metrics = new MetricsOptions();
+
+    /** {@code --metrics}: serves this device's counters (and --chaos's) until closed; does nothing without it. */
+    public MetricsExport exportMetrics(CommandSpec spec, Device dev) {
+        return MetricsExport.start(metrics, dev, chaos(spec));
+    }
+
     public InetAddress bind(CommandSpec spec) {
         return bind == null ? null : address(spec, bind, "--bind");
     }

@@ -3,7 +3,6 @@ package io.jroce.cli.node;
 import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.metrics.MetricsExport;
-import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.cli.conn.JroceHandshake;
 import io.jroce.cli.node.SessionSyntax.ScriptException;
 import io.jroce.cli.node.SessionSyntax.Statement;
@@ -57,8 +56,6 @@ public final class NodeCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions options = new DeviceOptions();
 
-    @Mixin
-    MetricsOptions metrics = new MetricsOptions();
 
     @Option(names = "--port", paramLabel = "N", defaultValue = "" + DEFAULT_TCP_PORT,
             description = "TCP port of the connection exchange for 'listen' and 'connect' (default: ${DEFAULT-VALUE}).")
@@ -168,7 +165,7 @@ public final class NodeCommand implements Callable<Integer> {
             err.flush();
             return Main.EXIT_FAILURE;
         }
-        try (MetricsExport exported = MetricsExport.start(metrics, device, chaos)) {
+        try (MetricsExport exported = options.exportMetrics(spec, device)) {
             WarmUp.device(device);
             if (!device.isEpoll()) err.println("jroce node: warning: epoll unavailable, running on NIO (rdma_rxe peers may drop our packets)");
             if (options.chaosGiven()) out.println("chaos: " + chaos.spec());

@@ -3,7 +3,6 @@ package io.jroce.cli.perf;
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.metrics.MetricsExport;
-import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Test;
@@ -87,8 +86,6 @@ public final class PerfCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
-    @Mixin
-    MetricsOptions metrics = new MetricsOptions();
 
     /** One-line error for an unknown TEST. */
     static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
@@ -142,7 +139,7 @@ public final class PerfCommand implements Callable<Integer> {
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,
                 atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
         try (Device dev = Device.open(device.config(spec, local));
-             MetricsExport exported = MetricsExport.start(metrics, dev, device.chaos(spec))) {
+             MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
                 int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
                 device.report(spec.commandLine().getErr(), dev);

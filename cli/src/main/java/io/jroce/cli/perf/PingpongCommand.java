@@ -3,7 +3,6 @@ package io.jroce.cli.perf;
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.metrics.MetricsExport;
-import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PeerInfo;
@@ -94,8 +93,6 @@ public final class PingpongCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
-    @Mixin
-    MetricsOptions metrics = new MetricsOptions();
 
     private PrintWriter out;
 
@@ -110,7 +107,7 @@ public final class PingpongCommand implements Callable<Integer> {
             local = LocalAddress.towards(peerHost);
         }
         try (Device dev = Device.open(device.config(spec, local));
-             MetricsExport exported = MetricsExport.start(metrics, dev, device.chaos(spec))) {
+             MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
                 int rc = run(dev, peerHost, local, p, waits.timeout);
                 device.report(spec.commandLine().getErr(), dev);

@@ -50,11 +50,7 @@ public interface CaptureReader extends Closeable {
             n = in.readNBytes(magic, 0, 4);
             in.reset();
         } catch (IOException | RuntimeException e) {
-            try {
-                in.close();
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            CaptureBytes.closeAfter(in, e);
             throw e;
         }
         if (n == 4 && PcapngReader.isPcapng(magic)) {

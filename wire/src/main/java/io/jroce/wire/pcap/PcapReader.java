@@ -53,12 +53,12 @@ public final class PcapReader implements CaptureReader {
                 throw new IOException(name + ": not a pcap file (empty)");
             }
             if (n >= 4) {
-                int be = beInt(h, 0);
+                int be = CaptureBytes.beInt(h, 0);
                 if (be == PCAPNG_SHB) {
                     throw new IOException(name + ": pcapng, not classic pcap (open it with CaptureReader.open)");
                 }
             }
-            int magic = n >= 4 ? beInt(h, 0) : 0;
+            int magic = n >= 4 ? CaptureBytes.beInt(h, 0) : 0;
             if (magic == MAGIC_MICROS || magic == MAGIC_NANOS) {
                 swapped = false;
             } else if (Integer.reverseBytes(magic) == MAGIC_MICROS || Integer.reverseBytes(magic) == MAGIC_NANOS) {
@@ -72,20 +72,16 @@ public final class PcapReader implements CaptureReader {
                 throw new IOException(name + ": truncated pcap file header (" + n + " of 24 bytes)");
             }
             nanos = magic == MAGIC_NANOS;
-            versionMajor = u16(h, 4);
-            versionMinor = u16(h, 6);
+            versionMajor = CaptureBytes.u16(h, 4, swapped);
+            versionMinor = CaptureBytes.u16(h, 6, swapped);
             if (versionMajor != 2) {
                 throw new IOException(name + ": unsupported pcap version " + versionMajor + "." + versionMinor);
             }
-            snapLength = int32(h, 16);
+            snapLength = CaptureBytes.int32(h, 16, swapped);
             // the upper bits of the link-type word may carry FCS information (pcap spec); the type is the low 16
-            linkType = int32(h, 20) & 0xFFFF;
+            linkType = CaptureBytes.int32(h, 20, swapped) & 0xFFFF;
         } catch (IOException | RuntimeException e) {
-            try {
-                in.close();
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            CaptureBytes.closeAfter(in, e);
             throw e;
         }
     }
@@ -121,10 +117,10 @@ public final class PcapReader implements CaptureReader {
             eof = true;
             throw new IOException(name + ": truncated record header of frame " + number + " (" + n + " of 16 bytes)");
         }
-        long sec = int32(recordHeader, 0) & 0xFFFFFFFFL;
-        long frac = int32(recordHeader, 4) & 0xFFFFFFFFL;
-        int incl = int32(recordHeader, 8);
-        int orig = int32(recordHeader, 12);
+        long sec = CaptureBytes.int32(recordHeader, 0, swapped) & 0xFFFFFFFFL;
+        long frac = CaptureBytes.int32(recordHeader, 4, swapped) & 0xFFFFFFFFL;
+        int incl = CaptureBytes.int32(recordHeader, 8, swapped);
+        int orig = CaptureBytes.int32(recordHeader, 12, swapped);
         if (incl < 0 || incl > MAX_RECORD) {
             eof = true;
             throw new IOException(name + ": corrupt record header of frame " + number
@@ -203,17 +199,4 @@ public final class PcapReader implements CaptureReader {
         return total;
     }
 
-    private int int32(byte[] b, int off) {
-        int v = beInt(b, off);
-        return swapped ? Integer.reverseBytes(v) : v;
-    }
-
-    private int u16(byte[] b, int off) {
-        int v = (b[off] & 0xFF) << 8 | (b[off + 1] & 0xFF);
-        return swapped ? Integer.reverseBytes(v) >>> 16 : v;
-    }
-
-    private static int beInt(byte[] b, int off) {
-        return (b[off] & 0xFF) << 24 | (b[off + 1] & 0xFF) << 16 | (b[off + 2] & 0xFF) << 8 | (b[off + 3] & 0xFF);
-    }
 }

@@ -105,7 +105,7 @@ public final class PcapngReader implements CaptureReader {
         this.name = name;
         try {
             int n = readUpTo(header, 0, 8);
-            if (n < 4 || beInt(header, 0) != SHB) {
+            if (n < 4 || CaptureBytes.beInt(header, 0) != SHB) {
                 throw new IOException(name + ": not a pcapng file (no Section Header block at the start)");
             }
             if (n < 8) {
@@ -113,18 +113,14 @@ public final class PcapngReader implements CaptureReader {
             }
             readSectionHeader();
         } catch (IOException | RuntimeException e) {
-            try {
-                in.close();
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            CaptureBytes.closeAfter(in, e);
             throw e;
         }
     }
 
     /** Whether the first four bytes of a file are a pcapng Section Header block type. */
     public static boolean isPcapng(byte[] firstBytes) {
-        return firstBytes.length >= 4 && beInt(firstBytes, 0) == SHB;
+        return firstBytes.length >= 4 && CaptureBytes.beInt(firstBytes, 0) == SHB;
     }
 
     @Override
@@ -139,13 +135,13 @@ public final class PcapngReader implements CaptureReader {
             if (n < 8) {
                 throw fail("truncated block header at offset " + start + " (" + n + " of 8 bytes)");
             }
-            int type = beInt(header, 0);
+            int type = CaptureBytes.beInt(header, 0);
             if (type == SHB) {
                 readSectionHeader();
                 continue;
             }
-            type = int32(header, 0);
-            int length = blockLength(int32(header, 4), start);
+            type = CaptureBytes.int32(header, 0, swapped);
+            int length = blockLength(CaptureBytes.int32(header, 4, swapped), start);
             switch (type) {
                 case IDB:
                     readInterface(length, start);
@@ -176,7 +172,7 @@ public final class PcapngReader implements CaptureReader {
     private void readSectionHeader() throws IOException {
         long start = blockOffset - 8;
         readFully(header, 8, 4, "Section Header block", start);
-        int magic = beInt(header, 8);
+        int magic = CaptureBytes.beInt(header, 8);
         if (magic == BYTE_ORDER_MAGIC) {
             swapped = false;
         } else if (Integer.reverseBytes(magic) == BYTE_ORDER_MAGIC) {
@@ -184,13 +180,13 @@ public final class PcapngReader implements CaptureReader {
         } else {
             throw fail(String.format("bad byte-order magic 0x%08x in the Section Header block at offset %d", magic, start));
         }
-        int length = blockLength(int32(header, 4), start);
+        int length = blockLength(CaptureBytes.int32(header, 4, swapped), start);
         if (length < 28 || length > MAX_DESCRIPTION_BLOCK) {
             throw fail("implausible Section Header block length " + length + " at offset " + start);
         }
         readFully(header, 12, 4, "Section Header block", start);
-        int major = u16(header, 12);
-        int minor = u16(header, 14);
+        int major = CaptureBytes.u16(header, 12, swapped);
+        int minor = CaptureBytes.u16(header, 14, swapped);
         if (major != 1) {
             throw fail("unsupported pcapng version " + major + "." + minor + " at offset " + start);
         }
@@ -211,16 +207,16 @@ public final class PcapngReader implements CaptureReader {
         }
         byte[] body = new byte[length - 12];
         readFully(body, 0, body.length, "Interface Description block", start);
-        int linkType = u16(body, 0);
-        int snapLength = int32(body, 4);
+        int linkType = CaptureBytes.u16(body, 0, swapped);
+        int snapLength = CaptureBytes.int32(body, 4, swapped);
         boolean binary = false;
         int exponent = 6; // default: microseconds
         long offsetSeconds = 0;
         // options: code, length, value padded to 4; a malformed list ends the parsing, not the file
         int p = 8;
         while (p + 4 <= body.length) {
-            int code = u16(body, p);
-            int len = u16(body, p + 2);
+            int code = CaptureBytes.u16(body, p, swapped);
+            int len = CaptureBytes.u16(body, p + 2, swapped);
             if (code == OPT_ENDOFOPT || p + 4 + len > body.length) {
                 break;
             }
@@ -230,8 +226,8 @@ public final class PcapngReader implements CaptureReader {
                 exponent = v & 0x7F;
             } else if (code == OPT_IF_TSOFFSET && len == 8) {
                 offsetSeconds = swapped
-                        ? Long.reverseBytes(beLong(body, p + 4))
-                        : beLong(body, p + 4);
+                        ? Long.reverseBytes(CaptureBytes.beLong(body, p + 4))
+                        : CaptureBytes.beLong(body, p + 4);
             }
             p += 4 + ((len + 3) & ~3);
         }
@@ -244,9 +240,9 @@ public final class PcapngReader implements CaptureReader {
             throw fail("Enhanced Packet block too short (" + length + " bytes) at offset " + start);
         }
         readFully(header, 8, 20, "Enhanced Packet block", start);
-        Interface itf = iface(int32(header, 8), start);
-        long ts = (int32(header, 12) & 0xFFFFFFFFL) << 32 | (int32(header, 16) & 0xFFFFFFFFL);
-        return readPacketData(length, start, 32, itf, itf.toEpochNanos(ts), int32(header, 20), int32(header, 24));
+        Interface itf = iface(CaptureBytes.int32(header, 8, swapped), start);
+        long ts = (CaptureBytes.int32(header, 12, swapped) & 0xFFFFFFFFL) << 32 | (CaptureBytes.int32(header, 16, swapped) & 0xFFFFFFFFL);
+        return readPacketData(length, start, 32, itf, itf.toEpochNanos(ts), CaptureBytes.int32(header, 20, swapped), CaptureBytes.int32(header, 24, swapped));
     }
 
     private PcapFrame readObsoletePacket(int length, long start) throws IOException {
@@ -254,9 +250,9 @@ public final class PcapngReader implements CaptureReader {
             throw fail("Packet block too short (" + length + " bytes) at offset " + start);
         }
         readFully(header, 8, 20, "Packet block", start);
-        Interface itf = iface(u16(header, 8), start);
-        long ts = (int32(header, 12) & 0xFFFFFFFFL) << 32 | (int32(header, 16) & 0xFFFFFFFFL);
-        return readPacketData(length, start, 32, itf, itf.toEpochNanos(ts), int32(header, 20), int32(header, 24));
+        Interface itf = iface(CaptureBytes.u16(header, 8, swapped), start);
+        long ts = (CaptureBytes.int32(header, 12, swapped) & 0xFFFFFFFFL) << 32 | (CaptureBytes.int32(header, 16, swapped) & 0xFFFFFFFFL);
+        return readPacketData(length, start, 32, itf, itf.toEpochNanos(ts), CaptureBytes.int32(header, 20, swapped), CaptureBytes.int32(header, 24, swapped));
     }
 
     private PcapFrame readSimplePacket(int length, long start) throws IOException {
@@ -265,7 +261,7 @@ public final class PcapngReader implements CaptureReader {
         }
         readFully(header, 8, 4, "Simple Packet block", start);
         Interface itf = iface(0, start);
-        int orig = int32(header, 8);
+        int orig = CaptureBytes.int32(header, 8, swapped);
         // no captured-length field: the frame is cut at the snap length of interface 0 and fills the block
         long incl = Math.min(orig & 0xFFFFFFFFL, length - 16L);
         if (itf.snapLength() > 0) {
@@ -300,7 +296,7 @@ public final class PcapngReader implements CaptureReader {
 
     private void checkTrailer(int length, long start) throws IOException {
         readFully(header, 0, 4, "block trailer", start);
-        int trailer = int32(header, 0);
+        int trailer = CaptureBytes.int32(header, 0, swapped);
         if (trailer != length) {
             throw fail("block at offset " + start + " has length " + length + " but its trailing copy says "
                     + Integer.toUnsignedString(trailer));
@@ -389,21 +385,4 @@ public final class PcapngReader implements CaptureReader {
         return total;
     }
 
-    private int int32(byte[] b, int off) {
-        int v = beInt(b, off);
-        return swapped ? Integer.reverseBytes(v) : v;
-    }
-
-    private int u16(byte[] b, int off) {
-        int v = (b[off] & 0xFF) << 8 | (b[off + 1] & 0xFF);
-        return swapped ? Integer.reverseBytes(v) >>> 16 : v;
-    }
-
-    private static int beInt(byte[] b, int off) {
-        return (b[off] & 0xFF) << 24 | (b[off + 1] & 0xFF) << 16 | (b[off + 2] & 0xFF) << 8 | (b[off + 3] & 0xFF);
-    }
-
-    private static long beLong(byte[] b, int off) {
-        return (beInt(b, off) & 0xFFFFFFFFL) << 32 | (beInt(b, off + 4) & 0xFFFFFFFFL);
-    }
 }
