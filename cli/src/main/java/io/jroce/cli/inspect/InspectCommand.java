@@ -79,6 +79,7 @@ public final class InspectCommand implements Callable<Integer> {
     private final RocePacket packet = new RocePacket();
     private final BthView rawBth = new BthView();
     private final Icrc icrc = new Icrc();
+    private final CmDecode cm = new CmDecode();
     /** packets per opcode name, in opcode order */
     private final Map<Integer, Integer> byOpcode = new TreeMap<>();
     private long packets;
@@ -189,6 +190,7 @@ public final class InspectCommand implements Callable<Integer> {
                 r.put("ieth", Unsigned.u32(packet.ieth().rkey()));
             }
             r.put("payload_len", packet.payloadLength());
+            cm.put(r, packet); // a MAD to QP 1 (GSI): the CM message or the MAD header
         } else {
             // malformed or cut short: show what the raw BTH says, then why
             malformed++;
@@ -276,7 +278,7 @@ public final class InspectCommand implements Callable<Integer> {
 
     /** Keys that the text form shows bare (no "key=") or only when true. */
     private static boolean bare(String key) {
-        return key.equals("kind") || key.equals("nak");
+        return key.equals("kind") || key.equals("nak") || key.equals("msg") || key.equals("reason_name");
     }
 
     private static boolean onlyWhenTrue(String key) {

@@ -1,0 +1,170 @@
+package io.jroce.cli.inspect;
+
+import io.jroce.cli.Json.Unsigned;
+import io.jroce.wire.Opcode;
+import io.jroce.wire.RocePacket;
+import io.jroce.wire.mad.CmAttribute;
+import io.jroce.wire.mad.CmDreq;
+import io.jroce.wire.mad.CmMra;
+import io.jroce.wire.mad.CmRej;
+import io.jroce.wire.mad.CmRep;
+import io.jroce.wire.mad.CmReq;
+import io.jroce.wire.mad.CmaHeader;
+import io.jroce.wire.mad.MadHeader;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+import java.net.InetAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The {@code inspect} view of a MAD: for a UD SEND to QP 1 (the GSI), the MAD header, and for the connection
+ * manager's messages the fields that identify a connection: comm IDs, QPN, starting PSN, service ID and the port
+ * it encodes, the rdma_cm address header of a REQ, the reason of a REJ.
+ *
+ * <p>A MAD shorter than 256 bytes is read as if zero-padded, as the Linux MAD layer does (it always reads a full
+ * MAD from its receive buffer); its length is then shown as {@code mad_len}.
+ */
+final class CmDecode {
+    private final ByteBuf mad = Unpooled.buffer(MadHeader.MAD_SIZE, MadHeader.MAD_SIZE);
+    private final MadHeader header = new MadHeader();
+    private final CmReq req = new CmReq();
+    private final CmRep rep = new CmRep();
+    private final CmRej rej = new CmRej();
+    private final CmMra mra = new CmMra();
+    private final CmDreq dreq = new CmDreq();
+    private final CmaHeader cma = new CmaHeader();
+
+    /**
+     * Adds {@code cm} (a CM message) or {@code mad} (another management class) to the record for a UD SEND to QP 1
+     * carrying at least a MAD header; does nothing for any other packet.
+     */
+    void put(Map<String, Object> r, RocePacket p) {
+        Opcode op = p.opcode();
+        if ((op != Opcode.UD_SEND_ONLY && op != Opcode.UD_SEND_ONLY_WITH_IMMEDIATE) || p.destQp() != MadHeader.GSI_QPN
+                || p.payloadLength() < MadHeader.LENGTH) {
+            return;
+        }
+        int len = Math.min(p.payloadLength(), MadHeader.MAD_SIZE);
+        mad.setZero(0, MadHeader.MAD_SIZE);
+        mad.setBytes(0, p.buffer(), p.payloadOffset(), len);
+        mad.writerIndex(MadHeader.MAD_SIZE);
+        header.wrap(mad, 0);
+        CmAttribute attribute = CmAttribute.of(header.attributeId());
+        if (header.mgmtClass() != MadHeader.MGMT_CLASS_CM || attribute == null) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("mgmt_class", new Unsigned(header.mgmtClass(), 2));
+            m.put("class_version", header.classVersion());
+            m.put("method", new Unsigned(header.method(), 2));
+            m.put("attr", Unsigned.u16(header.attributeId()));
+            m.put("tid", Unsigned.u64(header.transactionId()));
+            putLength(m, p);
+            r.put("mad", m);
+            return;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("msg", attribute.name());
+        if (header.baseVersion() != MadHeader.BASE_VERSION || header.classVersion() != MadHeader.CM_CLASS_VERSION
+                || header.method() != MadHeader.METHOD_SEND) {
+            // Linux drops these (mad.c validate_mad, find_mad_agent): show why a peer would ignore the message
+            m.put("base_version", header.baseVersion());
+            m.put("class_version", header.classVersion());
+            m.put("method", new Unsigned(header.method(), 2));
+        }
+        m.put("tid", Unsigned.u64(header.transactionId()));
+        m.put("local_comm_id", Unsigned.u32(mad.getInt(24)));
+        if (attribute != CmAttribute.REQ) {
+            m.put("remote_comm_id", Unsigned.u32(mad.getInt(28))); // byte 28 in every message but REQ
+        }
+        switch (attribute) {
+            case REQ -> putReq(m);
+            case REP -> {
+                rep.wrap(mad, 0);
+                m.put("qpn", Unsigned.u24(rep.localQpn()));
+                m.put("starting_psn", Unsigned.u24(rep.startingPsn()));
+                m.put("resp_res", rep.responderResources());
+                m.put("init_depth", rep.initiatorDepth());
+            }
+            case REJ -> {
+                rej.wrap(mad, 0);
+                m.put("rejected", rejectedName(rej.messageRejected()));
+                m.put("reason", rej.reason());
+                m.put("reason_name", CmRej.reasonName(rej.reason()));
+                m.put("ari_len", rej.rejectInfoLength());
+            }
+            case MRA -> {
+                mra.wrap(mad, 0);
+                m.put("mraed", rejectedName(mra.messageMraed()));
+                m.put("service_timeout", mra.serviceTimeout());
+            }
+            case DREQ -> m.put("remote_qpn", Unsigned.u24(dreq.wrap(mad, 0).remoteQpn()));
+            default -> {
+                // RTU, DREP: the comm IDs are all
+            }
+        }
+        putLength(m, p);
+        r.put("cm", m);
+    }
+
+    private void putReq(Map<String, Object> m) {
+        req.wrap(mad, 0);
+        long sid = req.serviceId();
+        m.put("service_id", Unsigned.u64(sid));
+        int ps = CmaHeader.portSpace(sid);
+        if (ps >= 0) {
+            m.put("ps", psName(ps));
+            m.put("port", CmaHeader.port(sid));
+        }
+        m.put("qpn", Unsigned.u24(req.localQpn()));
+        m.put("starting_psn", Unsigned.u24(req.startingPsn()));
+        m.put("transport", switch (req.transportServiceType()) {
+            case CmReq.TRANSPORT_RC -> "RC";
+            case CmReq.TRANSPORT_UC -> "UC";
+            case CmReq.TRANSPORT_XRC -> "XRC";
+            default -> "RESERVED_2";
+        });
+        m.put("mtu", req.pathMtu());
+        m.put("resp_res", req.responderResources());
+        m.put("init_depth", req.initiatorDepth());
+        // the rdma_cm header is in the private data of REQs to the IP port spaces except IB (cma.c cma_user_data_offset)
+        if (ps == CmaHeader.PS_TCP || ps == CmaHeader.PS_UDP) {
+            cma.wrap(mad, req.privateDataIndex());
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("ip_version", cma.ipVersion());
+            InetAddress src = cma.sourceAddress();
+            InetAddress dst = cma.destinationAddress();
+            c.put("src", src != null ? src.getHostAddress() : null);
+            c.put("dst", dst != null ? dst.getHostAddress() : null);
+            c.put("src_port", cma.port());
+            if (cma.cmaVersion() != CmaHeader.CMA_VERSION) {
+                c.put("cma_version", cma.cmaVersion()); // rdma_cm refuses any but 0 (cma_save_ip_info)
+            }
+            m.put("cma", c);
+        }
+    }
+
+    private static void putLength(Map<String, Object> m, RocePacket p) {
+        if (p.payloadLength() != MadHeader.MAD_SIZE) {
+            m.put("mad_len", p.payloadLength());
+        }
+    }
+
+    private static String psName(int ps) {
+        return switch (ps) {
+            case CmaHeader.PS_TCP -> "TCP";
+            case CmaHeader.PS_UDP -> "UDP";
+            default -> "IB";
+        };
+    }
+
+    /** Message Rejected / Message MRAed (IBTA Tables 107, 108): 0 REQ, 1 REP, 2 other (LAP for an MRA). */
+    private static String rejectedName(int v) {
+        return switch (v) {
+            case 0 -> "REQ";
+            case 1 -> "REP";
+            case 2 -> "OTHER";
+            default -> "RESERVED_3";
+        };
+    }
+}
