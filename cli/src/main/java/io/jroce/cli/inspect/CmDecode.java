@@ -127,9 +127,11 @@ final class CmDecode {
         m.put("mtu", req.pathMtu());
         m.put("resp_res", req.responderResources());
         m.put("init_depth", req.initiatorDepth());
-        // the rdma_cm header is in the private data of REQs to the IP port spaces except IB (cma.c cma_user_data_offset)
-        if (ps == CmaHeader.PS_TCP || ps == CmaHeader.PS_UDP) {
-            cma.wrap(mad, req.privateDataIndex());
+        // rdma_cm puts its header in the REQ private data unless the ids are AF_IB (cma.c cma_user_data_offset);
+        // an AF_IB id uses RDMA_PS_IB, so under PS_IB show the header only when it names an IP version
+        cma.wrap(mad, req.privateDataIndex());
+        if (ps == CmaHeader.PS_TCP || ps == CmaHeader.PS_UDP
+                || (ps == CmaHeader.PS_IB && (cma.ipVersion() == 4 || cma.ipVersion() == 6))) {
             Map<String, Object> c = new LinkedHashMap<>();
             c.put("ip_version", cma.ipVersion());
             InetAddress src = cma.sourceAddress();
