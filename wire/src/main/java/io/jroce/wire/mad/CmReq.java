@@ -1,5 +1,7 @@
 package io.jroce.wire.mad;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * ConnectRequest, REQ (IBTA 12.6.5 Table 106; Linux ibta_vol1_c12.h {@code CM_REQ_*}). MAD offsets: Local Comm ID
  * @24, VendorID u24 @29 (ECE), Service ID @32, Local CA GUID @40, Local Q_Key @52, Local QPN u24 @56, Responder
@@ -26,7 +28,7 @@ public final class CmReq extends CmMessage<CmReq> {
     }
 
     @Override
-    public CmReq wrap(io.netty.buffer.ByteBuf buf, int madOffset) {
+    public CmReq wrap(ByteBuf buf, int madOffset) {
         super.wrap(buf, madOffset);
         primary.wrap(buf, madOffset + PRIMARY_PATH);
         alternate.wrap(buf, madOffset + ALTERNATE_PATH);

@@ -101,13 +101,13 @@ public final class CmaHeader {
             }
         }
         try {
-            return v6(a);
+            return toAddress(a);
         } catch (UnknownHostException e) {
             throw new AssertionError(e); // 4 or 16 bytes are always valid
         }
     }
 
-    private static InetAddress v6(byte[] a) throws UnknownHostException {
+    private static InetAddress toAddress(byte[] a) throws UnknownHostException {
         // InetAddress.getByAddress would turn a ::ffff:a.b.c.d IPv6 field into an Inet4Address; keep the family
         return a.length == 16 ? Inet6Address.getByAddress(null, a, -1) : InetAddress.getByAddress(a);
     }
