@@ -63,8 +63,8 @@ import java.util.concurrent.TimeoutException;
  * <p>IPv6: the pseudo-header masks traffic class, flow label and hop limit and covers nothing else the socket
  * hides, so the ICRC is computed and checked exactly. {@code IPV6_MTU_DISCOVER = IPV6_PMTUDISC_DO}, the IPv6
  * twin of the IPv4 setting: a datagram larger than the path MTU fails to send (EMSGSIZE, retransmission) rather
- * than leaving as fragments no RoCE NIC reassembles ({@code IPV6_DONTFRAG} would only forbid fragmenting, and
- * would not make the socket follow the learned path MTU the same way IPv4 does). {@code UDP_NO_CHECK6_RX}
+ * than leaving as fragments no RoCE NIC reassembles ({@code IPV6_DONTFRAG} would refuse them too; this is the same
+ * Linux option and value as the IPv4 one, so both families behave alike). {@code UDP_NO_CHECK6_RX}
  * accepts a zero UDP checksum, which rdma_rxe sends (rxe_net.c prepare_udp_hdr writes 0 over IPv6 too); the
  * kernel still writes a correct checksum on what we send and still drops a wrong non-zero one.
  */

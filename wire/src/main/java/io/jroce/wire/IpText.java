@@ -20,6 +20,11 @@ public final class IpText {
         return text;
     }
 
+    /** {@code 192.0.2.1:4791}, {@code [fd00::1]:4791} (RFC 5952 section 6). */
+    public static String withPort(InetAddress a, int port) {
+        return (a instanceof Inet6Address ? "[" + of(a) + "]" : of(a)) + ":" + port;
+    }
+
     /** RFC 5952 text of 16 address bytes (no scope). */
     public static String ipv6(byte[] a) {
         if (a.length != 16) throw new IllegalArgumentException("an IPv6 address has 16 bytes, not " + a.length);
