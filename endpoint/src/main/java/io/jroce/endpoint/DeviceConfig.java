@@ -26,7 +26,7 @@ public final class DeviceConfig {
             throw new IllegalArgumentException("bind a device to a unicast address, not " + address.getHostAddress());
         }
         if (address instanceof java.net.Inet6Address a6 && a6.isLinkLocalAddress() && a6.getScopeId() == 0) {
-            throw new IllegalArgumentException("the link-local address " + address.getHostAddress()
+            throw new IllegalArgumentException("the link-local address " + io.jroce.wire.IpText.of(address)
                     + " needs its interface, e.g. fe80::1%eth0");
         }
         this.address = address;

@@ -337,22 +337,6 @@ public final class QueuePair {
         }
     }
 
-    /**
-     * A link-local destination without a scope takes the device's (a peer's GID carries no interface): the
-     * kernel cannot send to fe80::/10 without one.
-     */
-    private InetAddress scoped(InetAddress dest) {
-        if (dest instanceof java.net.Inet6Address d6 && d6.isLinkLocalAddress() && d6.getScopeId() == 0
-                && device.address() instanceof java.net.Inet6Address mine && mine.getScopeId() != 0) {
-            try {
-                return java.net.Inet6Address.getByAddress(null, d6.getAddress(), mine.getScopeId());
-            } catch (java.net.UnknownHostException e) {
-                throw new IllegalStateException(e); // cannot happen: 16 bytes
-            }
-        }
-        return dest;
-    }
-
     private void copyField(QpAttr a, QpAttr.Field f) {
         switch (f) {
             case ACCESS_FLAGS -> { attrs.accessFlags(a.accessFlags); accessFlags = a.accessFlags; }
@@ -364,7 +348,7 @@ public final class QueuePair {
                 attrs.dest(a.destAddress, a.destPort);
                 destAddress = a.destAddress;
                 destPort = a.destPort;
-                destSocket = new java.net.InetSocketAddress(scoped(a.destAddress), a.destPort);
+                destSocket = new java.net.InetSocketAddress(a.destAddress, a.destPort);
                 byte[] b = a.destAddress.getAddress();
                 if (b.length == 16) {
                     destAddress16 = b;
