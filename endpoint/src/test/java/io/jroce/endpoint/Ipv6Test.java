@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -99,6 +100,36 @@ class Ipv6Test {
             awaitDrops(dev, 2);
             assertEquals(1, dev.counters().drops(DropReason.UNKNOWN_QP), dev.counters().toString());
             assertEquals(1, dev.counters().drops(DropReason.ICRC), dev.counters().toString());
+        }
+    }
+
+    /**
+     * rdma_rxe sends UDP checksum 0 over IPv6 (rxe_net.c prepare_udp_hdr); a plain Linux socket drops such
+     * datagrams, ours accepts them (UDP_NO_CHECK6_RX). The sender here zeroes its checksum with UDP_NO_CHECK6_TX.
+     */
+    @Test
+    void aZeroUdpChecksumAsRxeSendsItIsAccepted() throws Exception {
+        io.netty.channel.MultiThreadIoEventLoopGroup group = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+                io.netty.channel.epoll.EpollIoHandler.newFactory());
+        try (Device dev = Device.open(v6(null))) {
+            io.netty.channel.Channel ch = new io.netty.bootstrap.Bootstrap().group(group)
+                    .channelFactory(() -> new io.netty.channel.epoll.EpollDatagramChannel(io.netty.channel.socket.SocketProtocolFamily.INET6))
+                    .option(new io.netty.channel.unix.IntegerUnixChannelOption("UDP_NO_CHECK6_TX", 17, 101), 1)
+                    .handler(new io.netty.channel.ChannelInboundHandlerAdapter())
+                    .bind(new InetSocketAddress(LOOPBACK6, 0)).sync().channel();
+            try {
+                byte[] src = LOOPBACK6.getAddress();
+                int sport = ((InetSocketAddress) ch.localAddress()).getPort();
+                ByteBuf good = sendOnly(0x123456);
+                new Icrc().writeIpv6(src, src, sport, dev.port(), good, 0, good.writerIndex());
+                ch.writeAndFlush(new io.netty.channel.socket.DatagramPacket(good, new InetSocketAddress(LOOPBACK6, dev.port()))).sync();
+                awaitDrops(dev, 1);
+                assertEquals(1, dev.counters().drops(DropReason.UNKNOWN_QP), "past the kernel and the ICRC: " + dev.counters());
+            } finally {
+                ch.close().sync();
+            }
+        } finally {
+            group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS).sync();
         }
     }
 
