@@ -332,8 +332,8 @@ public final class QueuePair {
         boolean mine6 = device.address() instanceof java.net.Inet6Address;
         boolean theirs6 = dest instanceof java.net.Inet6Address;
         if (mine6 != theirs6) {
-            throw new VerbsException("destination " + dest.getHostAddress() + " is " + (theirs6 ? "IPv6" : "IPv4")
-                    + " but device " + device.address().getHostAddress() + " is " + (mine6 ? "IPv6" : "IPv4"));
+            throw new VerbsException("destination " + io.jroce.wire.IpText.of(dest) + " is " + (theirs6 ? "IPv6" : "IPv4")
+                    + " but device " + io.jroce.wire.IpText.of(device.address()) + " is " + (mine6 ? "IPv6" : "IPv4"));
         }
     }
 

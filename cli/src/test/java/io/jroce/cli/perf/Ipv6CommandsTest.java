@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 
 import static io.jroce.cli.perf.PingpongCommandTest.usageError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -93,6 +94,28 @@ class Ipv6CommandsTest {
             assertTrue(x.out().contains("GID fd00:77::1"), x.out());
             assertTrue(x.out().contains("GID fd00:77::2"), x.out());
         }
+    }
+
+    /** Two nodes: the passive on fd00:77::1, the active on ::1 connecting with a bracketed session host=. */
+    @Test
+    void nodeSessionsOverIpv6(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        Assumptions.assumeTrue(usable, "needs ::1 and fd00:77::1 on this host (root adds fd00:77::1 to lo)");
+        java.nio.file.Path passive = java.nio.file.Files.writeString(dir.resolve("a.jroce"),
+                "cq c\nqp q\nmr box size=64k\nrecv mr=box len=8 wr_id=1\nlisten publish=box timeout=30s\n"
+                        + "expect wr_id=1 opcode=RECV len=4 timeout=30s\ncompare box len=64k pattern=seq\n");
+        java.nio.file.Path active = java.nio.file.Files.writeString(dir.resolve("b.jroce"),
+                "cq c\nqp q\nmr b size=64k\nconnect host=[fd00:77::1] timeout=30s\nfill b pattern=seq\n"
+                        + "write mr=b remote=box\nexpect opcode=RDMA_WRITE timeout=30s\nread mr=b remote=box\n"
+                        + "expect opcode=RDMA_READ len=65536 timeout=30s\ncompare b pattern=seq\nsend mr=b len=4\n"
+                        + "expect opcode=SEND timeout=30s\ncounters\n");
+        Cli.Result[] r = PingpongCommandTest.pair(
+                List.of("node", "--bind", "fd00:77::1", "--port", "28603", "--script", passive.toString()),
+                List.of("node", "--bind", "::1", "--port", "28603", "--script", active.toString()));
+        assertEquals(0, r[0].exit(), "passive: " + r[0].out() + r[0].err());
+        assertEquals(0, r[1].exit(), "active: " + r[1].out() + r[1].err());
+        assertTrue(r[1].out().contains("counters device ::1: "), r[1].out());
+        assertTrue(r[1].out().contains("connect q: connected QPN ") && r[1].out().contains(" to fd00:77::1 QPN "), r[1].out());
+        assertFalse(r[1].out().contains("drop_"), "no drops (counters lists only non-zero ones): " + r[1].out());
     }
 
     @Test
