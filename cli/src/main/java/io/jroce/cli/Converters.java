@@ -98,6 +98,40 @@ public final class Converters {
         throw new IllegalArgumentException("'" + s + "' is not an IPv4 address (such as 192.0.2.10)");
     }
 
+    /**
+     * A literal IPv4 or IPv6 address, never a name. IPv6 may be bracketed ({@code [fd00::2]}) or bare
+     * ({@code fd00::2}) and may carry a scope ({@code fe80::1%eth0}); a port never goes in the address here
+     * ({@code [fd00::2]:4791} is refused: ports have their own options). Text without a colon is read as
+     * IPv4, with {@link #ipv4}'s message.
+     */
+    public static InetAddress ip(String s) {
+        String t = s.strip();
+        boolean bracketed = t.startsWith("[");
+        if (bracketed) {
+            if (t.indexOf(']') > 0 && t.indexOf(']') < t.length() - 1) {
+                throw new IllegalArgumentException("'" + s + "' has a port after the address: give the address alone (such as fd00::2)");
+            }
+            if (!t.endsWith("]")) throw new IllegalArgumentException("'" + s + "' misses its closing ']'");
+            t = t.substring(1, t.length() - 1);
+            if (t.indexOf(':') < 0) throw new IllegalArgumentException("'" + s + "': brackets are for IPv6 addresses (such as [fd00::2])");
+        }
+        if (t.indexOf(':') < 0) return ipv4(t);
+        int pct = t.indexOf('%');
+        String addr = pct < 0 ? t : t.substring(0, pct);
+        // hex digits, colons and (for an embedded IPv4 tail) dots only: InetAddress then parses a literal and
+        // never asks DNS
+        if (addr.isEmpty() || !addr.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == ':' || c == '.')
+                || (pct >= 0 && pct == t.length() - 1)) {
+            throw new IllegalArgumentException("'" + s + "' is not an IPv6 address (such as fd00::2, ::1 or fe80::1%eth0)");
+        }
+        try {
+            return InetAddress.getByName(t);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("'" + s + "' is not an IPv6 address (such as fd00::2, ::1 or fe80::1%eth0): "
+                    + e.getMessage());
+        }
+    }
+
     /** "30 s", "0.3 s": a duration as the messages about --timeout and -D print it. */
     public static String seconds(Duration d) {
         long ms = d.toMillis();

@@ -6,6 +6,7 @@ import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.fault.FaultInjector;
+import io.jroce.wire.IpText;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -13,7 +14,7 @@ import picocli.CommandLine.ParameterException;
 
 import java.io.PrintWriter;
 import java.net.DatagramSocket;
-import java.net.Inet4Address;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
@@ -31,8 +32,8 @@ import java.util.List;
  * absent --bind or --mtu means ({@link #bind}, {@link #mtu}).
  */
 public final class DeviceOptions {
-    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 address of our RoCE device: it binds UDP 4791 there and "
-            + "it becomes our GID; a TCP server listens on it too. Required for a server or a node; a perf or pingpong client "
+    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 or IPv6 address of our RoCE device (fd00::1, ::1, "
+            + "fe80::1%%eth0; brackets optional): it binds UDP 4791 there and it becomes our GID (IPv4: its ::ffff:a.b.c.d form); a TCP server listens on it too. Required for a server or a node; a perf or pingpong client "
             + "defaults to the address the kernel routes towards HOST.")
     String bind;
 
@@ -71,7 +72,37 @@ public final class DeviceOptions {
     }
 
     public InetAddress bind(CommandSpec spec) {
-        return bind == null ? null : address(spec, bind, "--bind");
+        if (bind == null) return null;
+        InetAddress a = address(spec, bind, "--bind");
+        if (a instanceof Inet6Address a6 && a6.isLinkLocalAddress() && a6.getScopeId() == 0) {
+            throw new ParameterException(spec.commandLine(), "--bind: the link-local address " + bind
+                    + " needs its interface, e.g. " + IpText.of(a) + "%eth0");
+        }
+        return a;
+    }
+
+    /**
+     * The peer {@code peer} (named by {@code option}) as our device at {@code local} reaches it: of the same IP
+     * version (one socket, one family), and a link-local peer without a scope takes {@code local}'s interface.
+     */
+    public static InetAddress peerFor(CommandSpec spec, InetAddress local, InetAddress peer, String option) {
+        boolean local6 = local instanceof Inet6Address;
+        boolean peer6 = peer instanceof Inet6Address;
+        if (local6 != peer6) {
+            throw new ParameterException(spec.commandLine(), option + " " + IpText.of(peer) + " is " + (peer6 ? "IPv6" : "IPv4")
+                    + " but our address " + IpText.of(local) + " is " + (local6 ? "IPv6" : "IPv4")
+                    + ": both ends of a RoCEv2 connection use the same IP version");
+        }
+        if (peer instanceof Inet6Address p6 && p6.isLinkLocalAddress() && p6.getScopeId() == 0
+                && local instanceof Inet6Address l6 && l6.getScopeId() != 0) {
+            try {
+                return l6.getScopedInterface() != null ? Inet6Address.getByAddress(null, p6.getAddress(), l6.getScopedInterface())
+                        : Inet6Address.getByAddress(null, p6.getAddress(), l6.getScopeId());
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException(e); // cannot happen: 16 bytes
+            }
+        }
+        return peer;
     }
 
     /** --mtu, or the command's default. */
@@ -134,7 +165,7 @@ public final class DeviceOptions {
     /** {@code --counters}: one line with every device counter, zeros included, so scripts can grep drop_icrc=0. */
     public void printCounters(PrintWriter err, Device dev) {
         if (!counters) return;
-        StringBuilder sb = new StringBuilder("counters device ").append(dev.address().getHostAddress()).append(':');
+        StringBuilder sb = new StringBuilder("counters device ").append(IpText.of(dev.address())).append(':');
         dev.counters().asMap().forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
         err.println(sb);
         err.flush();
@@ -146,19 +177,26 @@ public final class DeviceOptions {
     }
 
     /**
-     * An IPv4 address of a device or a peer ({@code option} names it in errors): a name is resolved; the
-     * wildcard and multicast addresses are refused, since the address becomes a GID (its IPv4-mapped form).
+     * An IPv4 or IPv6 address of a device or a peer ({@code option} names it in errors): an IPv6 literal, bare
+     * or in brackets, with an optional {@code %scope} ({@link Converters#ip}); otherwise an IPv4 literal or a
+     * name, which is resolved. The wildcard and multicast addresses are refused, since the address becomes a
+     * GID (for IPv4 its IPv4-mapped form, for IPv6 the address itself).
      */
     public static InetAddress address(CommandSpec spec, String text, String option) {
         InetAddress a;
-        try {
-            a = InetAddress.getByName(text);
-        } catch (UnknownHostException e) {
-            throw new ParameterException(spec.commandLine(), option + ": cannot resolve '" + text
-                    + "': give an IPv4 address such as 127.0.0.1");
-        }
-        if (!(a instanceof Inet4Address)) {
-            throw new ParameterException(spec.commandLine(), option + ": " + text + " is not an IPv4 address (RoCEv2 here runs over IPv4 only)");
+        if (text.indexOf(':') >= 0 || text.startsWith("[")) {
+            try {
+                a = Converters.ip(text);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), option + ": " + e.getMessage());
+            }
+        } else {
+            try {
+                a = InetAddress.getByName(text);
+            } catch (UnknownHostException e) {
+                throw new ParameterException(spec.commandLine(), option + ": cannot resolve '" + text
+                        + "': give an IPv4 address such as 127.0.0.1 or an IPv6 address such as fd00::1");
+            }
         }
         if (a.isAnyLocalAddress()) {
             throw new ParameterException(spec.commandLine(), option + ": bind one address of this machine (it becomes the node's GID), not " + text);
@@ -172,18 +210,19 @@ public final class DeviceOptions {
         try (DatagramSocket probe = new DatagramSocket(null)) {
             probe.bind(new InetSocketAddress(a, 0));
         } catch (SocketException e) {
-            throw new ParameterException(spec.commandLine(), "--bind: " + a.getHostAddress() + " is not an address of this machine ("
-                    + e.getMessage() + "); local IPv4 addresses: " + localAddresses() + " (any 127.x.y.z works on Linux loopback)");
+            throw new ParameterException(spec.commandLine(), "--bind: " + IpText.of(a) + " is not an address of this machine ("
+                    + e.getMessage() + "); local IPv4 addresses: " + localAddresses(false) + " (any 127.x.y.z works on Linux loopback); IPv6: "
+                    + localAddresses(true));
         }
     }
 
-    /** This machine's IPv4 addresses with their interfaces, for the message of {@link #checkLocal}. */
-    private static String localAddresses() {
+    /** This machine's IPv4 (with their interfaces) or IPv6 addresses, for the message of {@link #checkLocal}. */
+    private static String localAddresses(boolean ipv6) {
         List<String> out = new ArrayList<>();
         try {
             for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
                 for (InetAddress ia : Collections.list(nif.getInetAddresses())) {
-                    if (ia instanceof Inet4Address) out.add(ia.getHostAddress() + " (" + nif.getName() + ")");
+                    if ((ia instanceof Inet6Address) == ipv6) out.add(IpText.of(ia) + (ipv6 ? "" : " (" + nif.getName() + ")"));
                 }
             }
         } catch (SocketException | RuntimeException e) {

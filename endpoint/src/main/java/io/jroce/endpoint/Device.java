@@ -9,8 +9,8 @@ import java.net.InetAddress;
 import java.util.List;
 
 /**
- * A software RoCEv2 device: one IPv4 address and UDP port (4791 by default), one GID (the address's
- * IPv4-mapped form at index 0), and the protection domains, memory regions, completion queues and queue
+ * A software RoCEv2 device: one IPv4 or IPv6 address and UDP port (4791 by default), one GID (for
+ * IPv4 the address's IPv4-mapped form, for IPv6 the address itself, at index 0), and the protection domains, memory regions, completion queues and queue
  * pairs created on it. {@link #close()} releases the socket, buffers and timers.
  */
 public final class Device implements AutoCloseable {
@@ -102,7 +102,7 @@ public final class Device implements AutoCloseable {
     /** True when the epoll native transport (recvmmsg/sendmmsg, IPv4 ID 0) is in use. */
     public boolean isEpoll() { return transport.isEpoll(); }
 
-    /** GID table: index 0 is the IPv4-mapped GID of the device's address (RoCEv2). */
+    /** GID table: index 0 is the device's address as a GID (IPv4-mapped for IPv4; RoCEv2). */
     public Gid gid(int index) {
         if (index != 0) throw new IllegalArgumentException("the GID table has one entry, index 0; not " + index);
         return Gid.of(config.address);

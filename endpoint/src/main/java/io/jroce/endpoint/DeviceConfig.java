@@ -20,10 +20,14 @@ public final class DeviceConfig {
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {
-            throw new IllegalArgumentException("bind a device to one IPv4 address (its GID), not a wildcard");
+            throw new IllegalArgumentException("bind a device to one IPv4 or IPv6 address (its GID), not a wildcard");
         }
-        if (!(address instanceof java.net.Inet4Address)) {
-            throw new IllegalArgumentException("only IPv4 addresses are supported, not " + address);
+        if (address.isMulticastAddress()) {
+            throw new IllegalArgumentException("bind a device to a unicast address, not " + address.getHostAddress());
+        }
+        if (address instanceof java.net.Inet6Address a6 && a6.isLinkLocalAddress() && a6.getScopeId() == 0) {
+            throw new IllegalArgumentException("the link-local address " + io.jroce.wire.IpText.of(address)
+                    + " needs its interface, e.g. fe80::1%eth0");
         }
         this.address = address;
     }

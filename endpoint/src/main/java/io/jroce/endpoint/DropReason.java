@@ -6,7 +6,7 @@ public enum DropReason {
     MALFORMED,
     /** Opcode unknown, reserved, or of a transport this endpoint does not run (UC, RD, UD). */
     UNSUPPORTED_OPCODE,
-    /** The ICRC matched no IPv4 Identification. */
+    /** The ICRC is wrong: over IPv4 it matched no IPv4 Identification, over IPv6 it differs. */
     ICRC,
     /** Larger than the receive slot: the kernel may have truncated it. */
     OVERSIZE,

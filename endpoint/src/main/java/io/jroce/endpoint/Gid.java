@@ -7,7 +7,8 @@ import java.net.UnknownHostException;
 import java.util.Arrays;
 import java.util.HexFormat;
 
-/** A 16-byte global identifier. For RoCEv2 over IPv4 it is the IPv4-mapped IPv6 address {@code ::ffff:a.b.c.d}. */
+/** A 16-byte global identifier. For RoCEv2 over IPv4 it is the IPv4-mapped IPv6 address {@code ::ffff:a.b.c.d};
+ * over IPv6 it is the IPv6 address itself. */
 public final class Gid {
     private final byte[] raw;
 
@@ -75,6 +76,6 @@ public final class Gid {
     @Override
     public String toString() {
         if (isIpv4Mapped()) return "::ffff:" + toInetAddress().getHostAddress();
-        return toInetAddress().getHostAddress();
+        return io.jroce.wire.IpText.ipv6(raw);
     }
 }

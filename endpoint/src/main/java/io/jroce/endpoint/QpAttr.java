@@ -43,7 +43,7 @@ public final class QpAttr {
     public QpAttr port(int v) { port = v; mask.add(Field.PORT); return this; }
     public QpAttr pathMtu(Mtu v) { pathMtu = v; mask.add(Field.PATH_MTU); return this; }
     public QpAttr destQpNum(int v) { destQpNum = v; mask.add(Field.DEST_QPN); return this; }
-    /** The address vector: the peer's IP address (its GID is the IPv4-mapped form) and UDP port. */
+    /** The address vector: the peer's IP address (of the device's family; for IPv4 its GID is the IPv4-mapped form) and UDP port. */
     public QpAttr dest(InetAddress address, int udpPort) { destAddress = address; destPort = udpPort; mask.add(Field.AV); return this; }
     public QpAttr dest(InetAddress address) { return dest(address, io.jroce.wire.RoceV2.UDP_PORT); }
     public QpAttr dest(Gid gid) { return dest(gid.toInetAddress()); }

@@ -38,7 +38,10 @@ public final class QueuePair {
     int destQpn;
     InetAddress destAddress;
     int destPort;
+    /** IPv4 destination as a big-endian int (IPv4 device). */
     int destAddressInt;
+    /** IPv6 destination's 16 bytes (IPv6 device). */
+    byte[] destAddress16;
     java.net.InetSocketAddress destSocket;
     int maxRdAtomic;
     int maxDestRdAtomic;
@@ -280,6 +283,7 @@ public final class QueuePair {
         QpState next = a.has(STATE) ? a.state : cur;
         Set<QpAttr.Field> given = QpStateTable.check(cur, next, a.mask(), qpn);
         validateValues(a, given);
+        if (given.contains(AV)) checkFamily(a.destAddress);
         // all checks passed: apply
         for (QpAttr.Field f : given) copyField(a, f);
         switch (next) {
@@ -312,7 +316,6 @@ public final class QueuePair {
         if (given.contains(SQ_PSN) && (a.sqPsn & ~Psn.MASK) != 0) throw new VerbsException("sq_psn must be 24 bits: 0x" + Integer.toHexString(a.sqPsn));
         if (given.contains(PATH_MTU) && a.pathMtu == null) throw new VerbsException("path_mtu must be one of 256, 512, 1024, 2048, 4096");
         if (given.contains(AV) && (a.destAddress == null || a.destPort < 1 || a.destPort > 65535)) throw new VerbsException("the address vector needs a destination address and UDP port");
-        if (given.contains(AV) && !(a.destAddress instanceof java.net.Inet4Address)) throw new VerbsException("only IPv4 destinations are supported, not " + a.destAddress);
         if (given.contains(TIMEOUT) && (a.timeout < 0 || a.timeout > 31)) throw new VerbsException("timeout must be 0..31, not " + a.timeout);
         if (given.contains(RETRY_CNT) && (a.retryCnt < 0 || a.retryCnt > 7)) throw new VerbsException("retry_cnt must be 0..7, not " + a.retryCnt);
         if (given.contains(RNR_RETRY) && (a.rnrRetry < 0 || a.rnrRetry > 7)) throw new VerbsException("rnr_retry must be 0..7, not " + a.rnrRetry);
@@ -322,6 +325,16 @@ public final class QueuePair {
         if (given.contains(ACCESS_FLAGS) && (a.accessFlags & ~Access.ALL) != 0) throw new VerbsException("unknown access flag bits 0x" + Integer.toHexString(a.accessFlags & ~Access.ALL));
         if (given.contains(PKEY_INDEX) && a.pkeyIndex != 0) throw new VerbsException("the P_Key table has one entry (index 0, P_Key 0xFFFF)");
         if (given.contains(PORT) && a.port != 1) throw new VerbsException("the device has one port, number 1");
+    }
+
+    /** One socket, one family: an IPv4 device reaches IPv4 peers, an IPv6 device IPv6 peers. */
+    private void checkFamily(InetAddress dest) {
+        boolean mine6 = device.address() instanceof java.net.Inet6Address;
+        boolean theirs6 = dest instanceof java.net.Inet6Address;
+        if (mine6 != theirs6) {
+            throw new VerbsException("destination " + io.jroce.wire.IpText.of(dest) + " is " + (theirs6 ? "IPv6" : "IPv4")
+                    + " but device " + io.jroce.wire.IpText.of(device.address()) + " is " + (mine6 ? "IPv6" : "IPv4"));
+        }
     }
 
     private void copyField(QpAttr a, QpAttr.Field f) {
@@ -337,7 +350,13 @@ public final class QueuePair {
                 destPort = a.destPort;
                 destSocket = new java.net.InetSocketAddress(a.destAddress, a.destPort);
                 byte[] b = a.destAddress.getAddress();
-                destAddressInt = (b[0] & 0xFF) << 24 | (b[1] & 0xFF) << 16 | (b[2] & 0xFF) << 8 | (b[3] & 0xFF);
+                if (b.length == 16) {
+                    destAddress16 = b;
+                    destAddressInt = 0;
+                } else {
+                    destAddress16 = null;
+                    destAddressInt = (b[0] & 0xFF) << 24 | (b[1] & 0xFF) << 16 | (b[2] & 0xFF) << 8 | (b[3] & 0xFF);
+                }
             }
             case RQ_PSN -> attrs.rqPsn(a.rqPsn);
             case SQ_PSN -> attrs.sqPsn(a.sqPsn);

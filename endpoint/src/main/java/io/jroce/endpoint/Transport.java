@@ -31,6 +31,7 @@ import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.unix.IntegerUnixChannelOption;
 import org.slf4j.Logger;
@@ -38,6 +39,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -51,9 +54,19 @@ import java.util.concurrent.TimeoutException;
  * destination QP; the packets produced in one pass are written without flushing and flushed together
  * ({@code sendmmsg}).
  *
- * <p>The socket is unconnected with {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4
- * ID 0 and DF on every datagram and the ICRC computed here for ID 0 is what is on the wire: the ICRC covers the IPv4 Identification (IBA RoCEv2
- * annex A17.4.1; rxe_icrc.c rxe_icrc_hdr masks only TOS, TTL and the header checksum).
+ * <p>The socket has the address family of the device's address. IPv4: it is unconnected with
+ * {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4 ID 0 and DF on every datagram and the
+ * ICRC computed here for ID 0 is what is on the wire: the ICRC covers the IPv4 Identification (IBA RoCEv2
+ * annex A17.4.1; rxe_icrc.c rxe_icrc_hdr masks only TOS, TTL and the header checksum); on receive the ID is
+ * solved for.
+ *
+ * <p>IPv6: the pseudo-header masks traffic class, flow label and hop limit and covers nothing else the socket
+ * hides, so the ICRC is computed and checked exactly. {@code IPV6_MTU_DISCOVER = IPV6_PMTUDISC_DO}, the IPv6
+ * twin of the IPv4 setting: a datagram larger than the path MTU fails to send (EMSGSIZE, retransmission) rather
+ * than leaving as fragments no RoCE NIC reassembles ({@code IPV6_DONTFRAG} would refuse them too; this is the same
+ * Linux option and value as the IPv4 one, so both families behave alike). {@code UDP_NO_CHECK6_RX}
+ * accepts a zero UDP checksum, which rdma_rxe sends (rxe_net.c prepare_udp_hdr writes 0 over IPv6 too); the
+ * kernel still writes a correct checksum on what we send and still drops a wrong non-zero one.
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
@@ -62,6 +75,11 @@ final class Transport {
     static final int BATCH = 64;
     private static final IntegerUnixChannelOption IP_MTU_DISCOVER = new IntegerUnixChannelOption("IP_MTU_DISCOVER", 0, 10);
     private static final int IP_PMTUDISC_DO = 2;
+    /** IPPROTO_IPV6 (41), IPV6_MTU_DISCOVER (23) = IPV6_PMTUDISC_DO (2): linux/in6.h. */
+    private static final IntegerUnixChannelOption IPV6_MTU_DISCOVER = new IntegerUnixChannelOption("IPV6_MTU_DISCOVER", 41, 23);
+    private static final int IPV6_PMTUDISC_DO = 2;
+    /** SOL_UDP (17), UDP_NO_CHECK6_RX (102): linux/udp.h. */
+    private static final IntegerUnixChannelOption UDP_NO_CHECK6_RX = new IntegerUnixChannelOption("UDP_NO_CHECK6_RX", 17, 102);
 
     private final Device device;
     private final DeviceConfig config;
@@ -69,7 +87,12 @@ final class Transport {
     private final Channel channel;
     private final EventLoop loop;
     private final boolean epoll;
+    /** The device's address is IPv6: the socket, the ICRC and the pcap records are IPv6. */
+    private final boolean ipv6;
+    /** IPv4 device: its address as a big-endian int. */
     private final int localAddr;
+    /** IPv6 device: its 16 address bytes. */
+    private final byte[] localAddr16;
     private final int localPort;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private final DeviceCounters counters = new DeviceCounters();
@@ -89,6 +112,9 @@ final class Transport {
     private final Icrc txIcrc = new Icrc();
     private final Icrc rxIcrc = new Icrc();
     private final RocePacket rx = new RocePacket();
+    /** The last IPv6 sender and its bytes: one copy per change of sender, not per packet. */
+    private Inet6Address lastSource6;
+    private byte[] lastSource16 = new byte[16];
     private boolean flushScheduled;
     private final Runnable flushTask = this::flushNow;
 
@@ -96,18 +122,22 @@ final class Transport {
         this.device = device;
         this.config = config;
         byte[] a = config.address.getAddress();
-        this.localAddr = (a[0] & 0xFF) << 24 | (a[1] & 0xFF) << 16 | (a[2] & 0xFF) << 8 | (a[3] & 0xFF);
+        this.ipv6 = config.address instanceof Inet6Address;
+        this.localAddr = ipv6 ? 0 : (a[0] & 0xFF) << 24 | (a[1] & 0xFF) << 16 | (a[2] & 0xFF) << 8 | (a[3] & 0xFF);
+        this.localAddr16 = ipv6 ? a : null;
         this.epoll = config.preferEpoll && Epoll.isAvailable();
-        if (!epoll) {
+        if (!epoll && !ipv6) {
             log.warn("epoll native transport unavailable ({}); using NIO: the kernel picks the IPv4 ID, so peers that check "
                     + "the ICRC exactly (rdma_rxe, NICs) will drop our packets", Epoll.isAvailable() ? "disabled" : Epoll.unavailabilityCause());
         }
         this.group = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         this.timers = new Timers(this);
         this.pcapFile = config.pcap == null ? null : new PcapWriter(config.pcap);
+        // the socket's family is the address's: an IPv4 device gets an AF_INET socket, not a dual-stack one
+        SocketProtocolFamily family = ipv6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         Bootstrap b = new Bootstrap()
                 .group(group)
-                .channel(epoll ? EpollDatagramChannel.class : NioDatagramChannel.class)
+                .channelFactory(() -> epoll ? new EpollDatagramChannel(family) : new NioDatagramChannel(family))
                 .option(ChannelOption.ALLOCATOR, alloc)
                 .option(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
                 .option(ChannelOption.SO_SNDBUF, config.socketBufferBytes)
@@ -119,8 +149,12 @@ final class Transport {
                 });
         if (epoll) {
             b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, SLOT)
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT * BATCH))
-                    .option(IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT * BATCH));
+            if (ipv6) {
+                b.option(IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO).option(UDP_NO_CHECK6_RX, 1);
+            } else {
+                b.option(IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+            }
         } else {
             b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT));
         }
@@ -151,6 +185,7 @@ final class Transport {
     }
 
     boolean isEpoll() { return epoll; }
+    boolean isIpv6() { return ipv6; }
     int localPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
     Clock clock() { return config.clock; }
     Timers timers() { return timers; }
@@ -234,15 +269,25 @@ final class Transport {
         send(qp, b);
     }
 
-    /** Stamps the ICRC for (our address, ID 0, DF) and queues the datagram; flushed with the batch. */
+    /**
+     * Stamps the ICRC (IPv4: for our address, ID 0, DF; IPv6: over the masked IPv6 pseudo-header) and queues
+     * the datagram; flushed with the batch.
+     */
     private void send(QueuePair qp, ByteBuf b) {
         int len = b.writerIndex();
-        txIcrc.writeIpv4(localAddr, qp.destAddressInt, 0, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
+        if (ipv6) {
+            txIcrc.writeIpv6(localAddr16, qp.destAddress16, localPort, qp.destPort, b, 0, len);
+        } else {
+            txIcrc.writeIpv4(localAddr, qp.destAddressInt, 0, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
+        }
         counters.packetsOut++;
         counters.bytesOut += len;
         qp.counters.packetsOut++;
         qp.counters.bytesOut += len;
-        if (pcap != null) record(localAddr, localPort, qp.destAddressInt, qp.destPort, 0, b, len);
+        if (pcap != null) {
+            if (ipv6) record6(localAddr16, localPort, qp.destAddress16, qp.destPort, b, len);
+            else record(localAddr, localPort, qp.destAddressInt, qp.destPort, 0, b, len);
+        }
         channel.write(new DatagramPacket(b, qp.destSocket), channel.voidPromise());
     }
 
@@ -250,6 +295,15 @@ final class Transport {
         try {
             long now = System.currentTimeMillis() * 1_000_000L;
             pcap.writeUdpIpv4(now, src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
+        } catch (IOException | RuntimeException e) {
+            log.warn("pcap recording failed: {}", e.toString());
+        }
+    }
+
+    private void record6(byte[] src, int sport, byte[] dst, int dport, ByteBuf b, int len) {
+        try {
+            long now = System.currentTimeMillis() * 1_000_000L;
+            pcap.writeUdpIpv6(now, src, sport, dst, dport, b, b.readerIndex(), len);
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());
         }
@@ -288,23 +342,42 @@ final class Transport {
             return;
         }
         InetSocketAddress sender = packet.sender();
-        if (!(sender.getAddress() instanceof Inet4Address source)) {
-            counters.drop(DropReason.WRONG_SOURCE);
-            return;
+        InetAddress from = sender.getAddress();
+        int srcAddr = 0;
+        boolean icrcOk;
+        if (ipv6) {
+            if (!(from instanceof Inet6Address source6)) {
+                counters.drop(DropReason.WRONG_SOURCE);
+                return;
+            }
+            // Inet6Address.equals compares the 16 bytes without copying them
+            if (!source6.equals(lastSource6)) {
+                lastSource6 = source6;
+                lastSource16 = source6.getAddress();
+            }
+            // IPv6: nothing the socket hides is covered (IBA A17.4.1; rxe_icrc.c rxe_icrc_hdr), so the check is exact
+            icrcOk = rxIcrc.verifyIpv6(lastSource16, localAddr16, sender.getPort(), localPort, buf, off, len);
+            if (pcap != null) record6(lastSource16, sender.getPort(), localAddr16, localPort, buf, len);
+        } else {
+            if (!(from instanceof Inet4Address source)) {
+                counters.drop(DropReason.WRONG_SOURCE);
+                return;
+            }
+            // Inet4Address.hashCode() is the address as a big-endian int: no byte[] copy per packet
+            srcAddr = source.hashCode();
+            // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc). RoCEv2
+            // senders set DF (rxe always does, and so do we); not retrying with DF clear keeps every single-bit
+            // error detectable (a DF-clear retry lets a few single-bit flips through).
+            int ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len, false) : -1;
+            icrcOk = ipId >= 0;
+            if (pcap != null) record(srcAddr, sender.getPort(), localAddr, localPort, Math.max(ipId, 0), buf, len);
         }
-        // Inet4Address.hashCode() is the address as a big-endian int: no byte[] copy per packet
-        int srcAddr = source.hashCode();
-        // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc). RoCEv2
-        // senders set DF (rxe always does, and so do we); not retrying with DF clear keeps every single-bit
-        // error detectable (a DF-clear retry lets a few single-bit flips through).
-        int ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len, false) : -1;
-        if (pcap != null) record(srcAddr, sender.getPort(), localAddr, localPort, Math.max(ipId, 0), buf, len);
         Problem problem = rx.decode(buf, off, len);
         if (problem != Problem.NONE) {
             counters.drop(problem == Problem.UNKNOWN_OPCODE ? DropReason.UNSUPPORTED_OPCODE : DropReason.MALFORMED);
             return;
         }
-        if (ipId < 0) {
+        if (!icrcOk) {
             counters.drop(DropReason.ICRC);
             return;
         }
@@ -318,7 +391,7 @@ final class Transport {
             counters.drop(DropReason.UNKNOWN_QP);
             return;
         }
-        if (qp.destAddressInt != srcAddr) {
+        if (ipv6 ? !java.util.Arrays.equals(qp.destAddress16, lastSource16) : qp.destAddressInt != srcAddr) {
             counters.drop(DropReason.WRONG_SOURCE);
             return;
         }

@@ -159,6 +159,24 @@ public final class Icrc {
     }
 
     /**
+     * Exact check of a RoCEv2 packet carried in IPv6, given the 16-byte addresses: the IPv6 pseudo-header
+     * masks everything a UDP socket hides (traffic class, flow label, hop limit), so a receiver behind a
+     * socket checks all 32 bits. False for a slice too short or long to be a RoCEv2 packet; never throws for
+     * those.
+     */
+    public boolean verifyIpv6(byte[] src16, byte[] dst16, int srcPort, int dstPort, ByteBuf buf, int off, int len) {
+        if (src16.length != 16 || dst16.length != 16) {
+            throw new IllegalArgumentException("IPv6 addresses are 16 bytes");
+        }
+        if (!sliceOk(buf, off, len, MAX_IPV6_UDP_PAYLOAD)) {
+            return false;
+        }
+        System.arraycopy(src16, 0, v6, V6_IP + 8, 16);
+        System.arraycopy(dst16, 0, v6, V6_IP + 24, 16);
+        return crcIpv6(srcPort, dstPort, buf, off, len) == wireValue(buf, off, len);
+    }
+
+    /**
      * Exact ICRC check of a captured IP packet (IPv4 without options, or IPv6 without extension headers, then
      * UDP) starting at {@code ipOff}; {@code ipLen} may include trailing link padding. True iff the packet is
      * well-formed enough to locate the UDP payload and its ICRC matches. Never throws; fragments and

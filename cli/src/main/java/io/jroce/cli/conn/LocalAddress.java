@@ -4,7 +4,9 @@ import io.jroce.endpoint.Mtu;
 
 import java.io.IOException;
 import java.net.DatagramSocket;
-import java.net.Inet4Address;
+import io.jroce.wire.IpText;
+
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
@@ -21,19 +23,19 @@ public final class LocalAddress {
     }
 
     /**
-     * The IPv4 address this host would send from to reach {@code remote} (a connected UDP socket asks the
-     * kernel's routing table; no packet is sent).
+     * The address, of {@code remote}'s IP version, this host would send from to reach {@code remote} (a
+     * connected UDP socket asks the kernel's routing table; no packet is sent).
      */
     public static InetAddress towards(InetAddress remote) throws IOException {
         try (DatagramSocket s = new DatagramSocket()) {
             s.connect(remote, io.jroce.wire.RoceV2.UDP_PORT);
             InetAddress local = s.getLocalAddress();
-            if (local == null || local.isAnyLocalAddress() || !(local instanceof Inet4Address)) {
-                throw new IOException("no IPv4 route from this host to " + remote.getHostAddress() + ": name the local address with --bind");
+            if (local == null || local.isAnyLocalAddress() || (local instanceof Inet6Address) != (remote instanceof Inet6Address)) {
+                throw new IOException("no route from this host to " + IpText.of(remote) + ": name the local address with --bind");
             }
             return local;
         } catch (SocketException e) {
-            throw new IOException("cannot find a local address towards " + remote.getHostAddress() + " (" + e.getMessage()
+            throw new IOException("cannot find a local address towards " + IpText.of(remote) + " (" + e.getMessage()
                     + "): name it with --bind", e);
         }
     }

@@ -1,5 +1,6 @@
 package io.jroce.cli.conn;
 
+import io.jroce.wire.IpText;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -168,7 +169,7 @@ public final class OobListener {
             if (!decided.get()) {
                 int n = dropped.incrementAndGet();
                 log.warn("TCP {}: dropped connection {} from {}:{}, which did not open the {}: {}", where, n,
-                        s.getInetAddress().getHostAddress(), s.getPort(), protocol, why);
+                        IpText.of(s.getInetAddress()), s.getPort(), protocol, why);
             }
             close(s);
         }

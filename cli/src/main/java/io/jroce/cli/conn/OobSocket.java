@@ -1,5 +1,6 @@
 package io.jroce.cli.conn;
 
+import io.jroce.wire.IpText;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -39,7 +40,7 @@ public final class OobSocket implements Closeable {
         this.socket.setTcpNoDelay(true);
         this.in = socket.getInputStream();
         this.out = socket.getOutputStream();
-        this.peer = socket.getInetAddress().getHostAddress() + ":" + socket.getPort();
+        this.peer = IpText.withPort(socket.getInetAddress(), socket.getPort());
         this.timeout = timeout;
     }
 
@@ -213,7 +214,7 @@ public final class OobSocket implements Closeable {
     }
 
     static String show(InetSocketAddress a) {
-        return (a.getAddress() == null ? a.getHostString() : a.getAddress().getHostAddress()) + ":" + a.getPort();
+        return a.getAddress() == null ? a.getHostString() + ":" + a.getPort() : IpText.withPort(a.getAddress(), a.getPort());
     }
 
     /** "5 s", "250 ms". */

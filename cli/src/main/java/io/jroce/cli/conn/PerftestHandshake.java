@@ -294,11 +294,8 @@ public final class PerftestHandshake implements Closeable {
         if (test.syncFirst()) sync(mine.get(0));
         List<Keys> remote = new ArrayList<>(mine.size());
         for (Keys k : mine) remote.add(exchangeKeys(k));
-        boolean mineV4 = mine.get(0).gid().isIpv4Mapped();
-        if (mineV4 != remote.get(0).gid().isIpv4Mapped()) {
-            throw new IOException("GID types differ: ours " + mine.get(0).gid() + ", the peer's " + remote.get(0).gid()
-                    + " (perftest: 'Found Incompatibility issue with GID types'): use the peer's IPv4 RoCEv2 GID index (-x)");
-        }
+        // perftest: 'Found Incompatibility issue with GID types'
+        GidFamily.requireSame(mine.get(0).gid(), remote.get(0).gid(), "-x");
         connector.connect(remote);
         if (test.syncRightAfterConnect()) sync(mine.get(0));
         for (Keys k : mine) exchangeKeys(k);

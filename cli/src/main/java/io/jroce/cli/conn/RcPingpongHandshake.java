@@ -121,19 +121,17 @@ public final class RcPingpongHandshake {
     }
 
     /**
-     * Checks that a peer's GID can be routed to over RoCEv2/IPv4. ibv_rc_pingpong without {@code -g} announces
-     * an all-zero GID (its {@code gidx = -1} default), with which no RoCE packet can be addressed.
+     * Checks that a peer's GID can be routed to from our GID {@code mine}: RoCEv2 over the same IP version
+     * (an IPv4-mapped GID for IPv4, any other for IPv6). ibv_rc_pingpong without {@code -g} announces an
+     * all-zero GID (its {@code gidx = -1} default), with which no RoCE packet can be addressed.
      */
-    public static void requireRoutable(PeerInfo remote) throws IOException {
+    public static void requireRoutable(PeerInfo remote, Gid mine) throws IOException {
         Gid g = remote.gid();
         if (Arrays.equals(g.raw(), new byte[16])) {
             throw new IOException("the peer announced GID 0 (ibv_rc_pingpong without -g): run it with -g <index of its "
-                    + "IPv4 RoCEv2 GID>, e.g. -g 1 on rxe (see 'ibv_devinfo -v')");
+                    + (mine.isIpv4Mapped() ? "IPv4" : "IPv6") + " RoCEv2 GID>, e.g. -g 1 on rxe (see 'ibv_devinfo -v')");
         }
-        if (!g.isIpv4Mapped()) {
-            throw new IOException("the peer announced GID " + g + ", which is not an IPv4-mapped address: use the -g index "
-                    + "of its ::ffff:a.b.c.d RoCEv2 GID");
-        }
+        GidFamily.requireSame(mine, g, "-g");
     }
 
     static String printable(byte[] b) {

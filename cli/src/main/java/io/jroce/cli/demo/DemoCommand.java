@@ -298,7 +298,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     private String address(String text, String option) {
         try {
-            return Converters.ipv4(text).getHostAddress();
+            return io.jroce.wire.IpText.of(Converters.ip(text));
         } catch (IllegalArgumentException e) {
             throw usage(option + ": " + e.getMessage());
         }

@@ -116,7 +116,7 @@ final class InProcessDemo {
         try {
             InetAddress addr = InetAddress.getByName(s);
             if (!addr.isLoopbackAddress()) {
-                throw new ParameterException(spec.commandLine(), "the demo runs on loopback only; " + s + " is not in 127.0.0.0/8");
+                throw new ParameterException(spec.commandLine(), "the demo runs on loopback only; " + s + " is not in 127.0.0.0/8 or ::1");
             }
             return addr;
         } catch (IOException e) {

@@ -1,5 +1,6 @@
 package io.jroce.cli.inspect;
 
+import io.jroce.wire.IpText;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.axis.NumberAxis;
@@ -111,8 +112,8 @@ final class FlowChart {
         combined.add(sequence, 3);
         combined.add(throughput, 1);
         String title = String.format(Locale.ROOT, "flow %d: %s qpn %s -> %s qpn %s", flow.number,
-                flow.address[side].getHostAddress(), qpn(flow.qpn[side]),
-                flow.address[1 - side].getHostAddress(), qpn(flow.qpn[1 - side]));
+                IpText.of(flow.address[side]), qpn(flow.qpn[side]),
+                IpText.of(flow.address[1 - side]), qpn(flow.qpn[1 - side]));
         JFreeChart chart = new JFreeChart(title, new Font(Font.SANS_SERIF, Font.BOLD, 16), combined, true);
         RequesterSide s = flow.sides[side];
         chart.addSubtitle(new TextTitle(String.format(Locale.ROOT,

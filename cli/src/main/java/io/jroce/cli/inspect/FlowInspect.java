@@ -1,5 +1,6 @@
 package io.jroce.cli.inspect;
 
+import io.jroce.wire.IpText;
 import io.jroce.wire.pcap.CaptureReader;
 
 import java.io.IOException;
@@ -97,11 +98,11 @@ public final class FlowInspect {
                 Map<String, Object> g = new LinkedHashMap<>();
                 g.put("graph", graph.toString());
                 g.put("flow", f.number);
-                g.put("requester", f.address[result.traceSide].getHostAddress());
+                g.put("requester", IpText.of(f.address[result.traceSide]));
                 out.println(json.apply(g));
             } else {
                 out.printf(Locale.ROOT, "flow %d (requests from %s): chart written to %s%n", f.number,
-                        f.address[result.traceSide].getHostAddress(), graph);
+                        IpText.of(f.address[result.traceSide]), graph);
             }
         }
         out.flush();

@@ -1,5 +1,6 @@
 package io.jroce.cli.inspect;
 
+import io.jroce.wire.IpText;
 import io.jroce.wire.Psn;
 
 import java.net.InetAddress;
@@ -151,7 +152,7 @@ final class FlowPairing {
     private static String addressPair(InetAddress a, InetAddress b) {
         byte[] x = a.getAddress();
         byte[] y = b.getAddress();
-        return Arrays.compare(x, y) <= 0 ? a.getHostAddress() + "|" + b.getHostAddress()
-                : b.getHostAddress() + "|" + a.getHostAddress();
+        return Arrays.compare(x, y) <= 0 ? IpText.of(a) + "|" + IpText.of(b)
+                : IpText.of(b) + "|" + IpText.of(a);
     }
 }

@@ -1,5 +1,6 @@
 package io.jroce.cli.inspect;
 
+import io.jroce.wire.IpText;
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Operation;
 import org.HdrHistogram.IntCountsHistogram;
@@ -86,7 +87,7 @@ final class FlowReport {
 
     private static Map<String, Object> endpoint(Flow f, int i) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("addr", f.address[i].getHostAddress());
+        m.put("addr", IpText.of(f.address[i]));
         m.put("qpn", f.qpn[i] < 0 ? null : f.qpn[i]);
         return m;
     }
@@ -179,7 +180,7 @@ final class FlowReport {
             Map<String, Object> r = (Map<String, Object>) o;
             int from = "a".equals(r.get("from")) ? 0 : 1;
             out.add(String.format(Locale.ROOT, "  requests %s -> %s: %d packets, %d responses, messages %s",
-                    f.address[from].getHostAddress(), f.address[1 - from].getHostAddress(),
+                    IpText.of(f.address[from]), IpText.of(f.address[1 - from]),
                     (Long) r.get("request_packets"), (Long) r.get("response_packets"),
                     joinCounts((Map<String, Object>) r.get("messages"))));
             Map<String, Object> rnr = (Map<String, Object>) r.get("rnr_wait");
@@ -202,7 +203,7 @@ final class FlowReport {
     }
 
     private static String endpointText(Flow f, int i) {
-        return f.address[i].getHostAddress() + " qpn " + (f.qpn[i] < 0 ? "?" : String.format(Locale.ROOT, "0x%06x", f.qpn[i]));
+        return IpText.of(f.address[i]) + " qpn " + (f.qpn[i] < 0 ? "?" : String.format(Locale.ROOT, "0x%06x", f.qpn[i]));
     }
 
     private static String plain(Object v) {

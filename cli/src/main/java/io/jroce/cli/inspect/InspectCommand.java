@@ -1,5 +1,6 @@
 package io.jroce.cli.inspect;
 
+import io.jroce.wire.IpText;
 import io.jroce.cli.Json;
 import io.jroce.cli.Json.Unsigned;
 import io.jroce.cli.Main;
@@ -152,9 +153,9 @@ public final class InspectCommand implements Callable<Integer> {
         int len = f.udpPayloadLength();
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("frame", f.frameNumber());
-        r.put("src", f.srcAddress().getHostAddress());
+        r.put("src", IpText.of(f.srcAddress()));
         r.put("src_port", f.srcPort());
-        r.put("dst", f.dstAddress().getHostAddress());
+        r.put("dst", IpText.of(f.dstAddress()));
         r.put("dst_port", f.dstPort());
 
         boolean complete = !f.isTruncated() && f.ipOffset() + f.ipLength() <= f.capturedLength();

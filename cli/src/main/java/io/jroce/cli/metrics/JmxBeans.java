@@ -1,5 +1,6 @@
 package io.jroce.cli.metrics;
 
+import io.jroce.wire.IpText;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.fault.FaultInjector;
@@ -42,26 +43,31 @@ final class JmxBeans implements AutoCloseable {
         this.device = device;
     }
 
-    // a device is bound to one IPv4 address (DeviceConfig), whose dotted form needs no quoting in an ObjectName
+    /** The device's address as an ObjectName value: IPv4 as is, IPv6 quoted (a ':' may not appear unquoted). */
+    static String address(Device device) {
+        String a = IpText.of(device.address());
+        return a.indexOf(':') < 0 ? a : ObjectName.quote(a);
+    }
+
     static ObjectName deviceName(Device device) {
-        return name("type=Device,address=" + device.address().getHostAddress() + ",port=" + device.port());
+        return name("type=Device,address=" + address(device) + ",port=" + device.port());
     }
 
     static ObjectName qpName(Device device, int qpn) {
-        return name("type=QueuePair,device=" + device.address().getHostAddress() + ",port=" + device.port()
+        return name("type=QueuePair,device=" + address(device) + ",port=" + device.port()
                 + ",qpn=" + DeviceSample.qpnLabel(qpn));
     }
 
     static ObjectName faultInjectorName(Device device) {
-        return name("type=FaultInjector,device=" + device.address().getHostAddress() + ",port=" + device.port());
+        return name("type=FaultInjector,device=" + address(device) + ",port=" + device.port());
     }
 
     /** Registers the device MBean and, if {@code chaos} is not null, the fault injector's. */
     synchronized void register(FaultInjector chaos) throws JMException {
-        String description = "jroce device " + device.address().getHostAddress() + " port " + device.port();
+        String description = "jroce device " + IpText.of(device.address()) + " port " + device.port();
         registerFixed(deviceName(device), new CounterMBean(Device.class.getName(), description, () -> {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("address", device.address().getHostAddress());
+            m.put("address", IpText.of(device.address()));
             m.put("port", device.port());
             device.runOnLoop(() -> { // one hop: count and counters of the same moment
                 m.put("queue_pairs", device.qpCount());

@@ -1,5 +1,6 @@
 package io.jroce.cli.metrics;
 
+import io.jroce.wire.IpText;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceCounters;
 import io.jroce.endpoint.DropReason;
@@ -94,7 +95,7 @@ final class JroceCollector implements MultiCollector {
     JroceCollector(Device device, FaultInjector chaos, Consumer<DeviceSample> onSample) {
         this.device = device;
         this.chaos = chaos;
-        this.deviceLabel = device.address().getHostAddress();
+        this.deviceLabel = IpText.of(device.address());
         this.onSample = onSample;
     }
 

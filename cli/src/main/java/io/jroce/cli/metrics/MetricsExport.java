@@ -1,5 +1,6 @@
 package io.jroce.cli.metrics;
 
+import io.jroce.wire.IpText;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.fault.FaultInjector;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
@@ -97,7 +98,7 @@ public final class MetricsExport implements AutoCloseable {
      */
     public static MetricsExport start(MetricsAddress address, Device device, FaultInjector chaos)
             throws IOException, JMException {
-        if (!device.isOpen()) throw new IllegalStateException("device " + device.address().getHostAddress() + " is closed");
+        if (!device.isOpen()) throw new IllegalStateException("device " + IpText.of(device.address()) + " is closed");
         JmxBeans jmx = new JmxBeans(ManagementFactory.getPlatformMBeanServer(), device);
         PrometheusRegistry registry = new PrometheusRegistry();
         registry.register(new JroceCollector(device, chaos, jmx::sync));

@@ -1,5 +1,7 @@
 package io.jroce.cli.node;
 
+import io.jroce.wire.IpText;
+import io.jroce.cli.conn.GidFamily;
 import io.jroce.cli.conn.JroceHandshake;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.RemoteRegion;
@@ -123,7 +125,7 @@ final class ConnectCommands {
             InetAddress host = listen ? null : v.get(s, "host", Type.ADDRESS, settings.peer());
             if (listen) {
                 out.printf("listen %s: waiting on TCP %s:%d for a peer to connect (timeout %s)%n", qpName,
-                        settings.bind().getHostAddress(), port, Session.human(timeout));
+                        IpText.of(settings.bind()), port, Session.human(timeout));
                 out.flush();
             }
             PeerInfo peer;
@@ -136,11 +138,13 @@ final class ConnectCommands {
                         .replace("choose another port with -p", "choose another port with port= or --port"), e);
             }
             if (peer.mtu() != 0 && peer.mtu() != mtu.bytes()) {
-                throw new Failure(s.verb() + ": the peer at " + peer.gid().toInetAddress().getHostAddress() + " uses path MTU " + peer.mtu()
+                throw new Failure(s.verb() + ": the peer at " + IpText.of(peer.gid().toInetAddress()) + " uses path MTU " + peer.mtu()
                         + " but this node uses " + mtu.bytes() + ": give both sides the same mtu= (or --mtu)");
             }
-            if (!peer.gid().isIpv4Mapped()) {
-                throw new Failure(s.verb() + ": the peer's GID " + peer.gid() + " is not an IPv4 address; jroce speaks RoCEv2 over IPv4 only");
+            try {
+                GidFamily.requireSame(x.device.gid(0), peer.gid(), null);
+            } catch (IOException e) {
+                throw new Failure(s.verb() + ": " + e.getMessage(), e);
             }
             int maxRd = peer.outReads() > 0 ? Math.min(rd, peer.outReads()) : rd;
             RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).maxDestRdAtomic(rd).maxRdAtomic(maxRd)
@@ -157,7 +161,7 @@ final class ConnectCommands {
                 regions.append(regions.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
             }
             out.printf("%s %s: connected QPN 0x%06x PSN 0x%06x to %s QPN 0x%06x PSN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s%n",
-                    s.verb(), qpName, q.qp.qpNum(), psn, peer.gid().toInetAddress().getHostAddress(), peer.qpn(), peer.psn(), mtu.bytes(),
+                    s.verb(), qpName, q.qp.qpNum(), psn, IpText.of(peer.gid().toInetAddress()), peer.qpn(), peer.psn(), mtu.bytes(),
                     maxRd, regions.length() == 0 ? "none" : regions);
         }
     }

@@ -1,5 +1,6 @@
 package io.jroce.cli.node;
 
+import io.jroce.wire.IpText;
 import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.metrics.MetricsExport;
@@ -117,7 +118,7 @@ public final class NodeCommand implements Callable<Integer> {
     private int run(PrintWriter out, PrintWriter err) {
         InetAddress address = options.bind(spec);
         if (address == null) throw usage("Missing required option: '--bind=ADDR'");
-        InetAddress peerAddress = peer == null ? null : DeviceOptions.address(spec, peer, "--peer");
+        InetAddress peerAddress = peer == null ? null : DeviceOptions.peerFor(spec, address, DeviceOptions.address(spec, peer, "--peer"), "--peer");
         if (port < 1 || port > 65535) throw usage("--port must be 1..65535, not " + port);
         // the default path MTU of 'listen' and 'connect'
         Mtu pathMtu = options.mtu(Mtu.MTU_1024);
@@ -156,7 +157,7 @@ public final class NodeCommand implements Callable<Integer> {
         } catch (IOException e) {
             String msg = String.valueOf(e.getMessage());
             if (msg.contains("Address already in use") || msg.contains("in use")) {
-                err.println("jroce node: UDP port 4791 on " + address.getHostAddress() + " is already in use (another jroce node, or "
+                err.println("jroce node: UDP port 4791 on " + IpText.of(address) + " is already in use (another jroce node, or "
                         + "rdma_rxe, which binds 4791 on every address): stop it or bind another address");
             } else {
                 err.println("jroce node: " + Session.oneLine(msg));

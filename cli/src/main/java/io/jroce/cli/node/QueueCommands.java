@@ -1,5 +1,6 @@
 package io.jroce.cli.node;
 
+import io.jroce.wire.IpText;
 import io.jroce.cli.node.Session.Failure;
 import io.jroce.cli.node.Session.Qp;
 import io.jroce.cli.node.SessionChecker.Kind;
@@ -166,7 +167,7 @@ final class QueueCommands {
             x.out.printf("query %s: QPN 0x%06x state %s mtu %d dest %s:%d dest_qpn 0x%06x rq_psn 0x%06x sq_psn 0x%06x access %s "
                             + "rd_atomic %d dest_rd_atomic %d min_rnr_timer %d ack_timeout %d retry_cnt %d rnr_retry %d%n",
                     x.values.name(s, "qp"), q.qp.qpNum(), a.state(), a.pathMtu().bytes(),
-                    a.destAddress() == null ? "-" : a.destAddress().getHostAddress(), a.destPort(), a.destQpNum(), a.rqPsn(),
+                    a.destAddress() == null ? "-" : IpText.of(a.destAddress()), a.destPort(), a.destQpNum(), a.rqPsn(),
                     a.sqPsn(), Access.toString(a.accessFlags()), a.maxRdAtomic(), a.maxDestRdAtomic(), a.minRnrTimer(), a.timeout(),
                     a.retryCnt(), a.rnrRetry());
         }

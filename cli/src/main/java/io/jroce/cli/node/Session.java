@@ -1,5 +1,6 @@
 package io.jroce.cli.node;
 
+import io.jroce.wire.IpText;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.RemoteRegion;
 import io.jroce.cli.node.SessionSyntax.Statement;
@@ -193,7 +194,7 @@ final class Session {
     void counters(String which) {
         boolean all = which.equals("all");
         if (all || which.equals("nonzero") || which.equals("device")) {
-            out.println("counters device " + device.address().getHostAddress() + ": " + format(device.counters().asMap(), all));
+            out.println("counters device " + IpText.of(device.address()) + ": " + format(device.counters().asMap(), all));
         }
         if (all || which.equals("nonzero") || which.equals("qp")) {
             for (Map.Entry<String, Qp> e : qps.entries()) {

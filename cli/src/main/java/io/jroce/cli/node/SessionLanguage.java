@@ -298,8 +298,8 @@ public final class SessionLanguage {
         return Converters.mtu(s);
     }
 
-    /** A literal IPv4 address (no name lookups in scripts: they must not depend on DNS). */
+    /** A literal IPv4 or IPv6 address (no name lookups in scripts: they must not depend on DNS). */
     public static java.net.InetAddress address(String s) {
-        return Converters.ipv4(s);
+        return Converters.ip(s);
     }
 }

@@ -36,7 +36,7 @@ import java.util.concurrent.Callable;
             "perftest-compatible bandwidth (default) or latency (--lat) test over RC: TEST is send, write, read or atomic. "
                     + "Without HOST: server (waits for one client on TCP -p); with HOST: client.",
             "Interoperates with ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and their _lat variants; "
-                    + "peers on rxe need '-x <index of their IPv4 GID>' (e.g. -x 1).",
+                    + "peers on rxe need '-x <index of their RoCEv2 GID of our IP version>' (e.g. -x 1 for IPv4).",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
 public final class PerfCommand implements Callable<Integer> {
@@ -74,7 +74,7 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the exchange (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = {"-x", "--gid-index"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the IPv4-mapped --bind address).")
+    @Option(names = {"-x", "--gid-index"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the --bind address).")
     Integer gidIndex;
 
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
@@ -122,7 +122,7 @@ public final class PerfCommand implements Callable<Integer> {
         if (lat && qpCount != 1) usage("latency tests use one QP (-q 1)");
         if (port < 1 || port > 65535) usage("invalid -p/--port " + port + ": must be 1..65535");
         if (gidIndex != null && gidIndex != 0) {
-            usage("invalid -x/--gid-index " + gidIndex + ": our GID table has one entry, index 0 (the IPv4-mapped --bind address); "
+            usage("invalid -x/--gid-index " + gidIndex + ": our GID table has one entry, index 0 (the --bind address); "
                     + "the peer's -x (1 on rxe) is its own index");
         }
         waits.check(spec);
@@ -131,9 +131,10 @@ public final class PerfCommand implements Callable<Integer> {
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
         InetAddress local = device.bind(spec);
         if (local == null) {
-            if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
+            if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
+        if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,

@@ -1,7 +1,9 @@
 package io.jroce.cli.perf;
 
+import io.jroce.wire.IpText;
 import io.jroce.cli.Converters;
 import io.jroce.cli.Json;
+import io.jroce.cli.conn.GidFamily;
 import io.jroce.cli.conn.OobSocket;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.PerftestHandshake;
@@ -202,9 +204,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     private void connectAll(List<Keys> remote) throws IOException {
         for (int i = 0; i < qps.size(); i++) {
             Keys r = remote.get(i);
-            if (!r.gid().isIpv4Mapped()) {
-                throw new IOException("the peer's GID " + r.gid() + " is not an IPv4-mapped RoCEv2 GID: run perftest with -x <index of its ::ffff:a.b.c.d GID>");
-            }
+            GidFamily.requireSame(mine.get(i).gid(), r.gid(), "-x");
             RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).timeout(s.qpTimeout()).retryCnt(7).rnrRetry(7).minRnrTimer(12)
                     .maxDestRdAtomic(mine.get(i).outReads())
                     .maxRdAtomic(Math.max(0, Math.min(r.outReads(), QueuePair.MAX_RD_ATOMIC)));
@@ -216,7 +216,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     private void printTestInfo() {
         print(PerfReport.RESULT_LINE);
         print("                    " + test.verbName() + " " + (test.isLatency() ? "Latency" : "BW") + " Test");
-        print(" Dual-port       : OFF\t\tDevice         : jroce (" + dev.address().getHostAddress() + ")");
+        print(" Dual-port       : OFF\t\tDevice         : jroce (" + IpText.of(dev.address()) + ")");
         print(" Number of qps   : " + s.qps() + "\t\tTransport type : IB");
         print(" Connection type : RC\t\tUsing SRQ      : OFF");
         if (client) print(" TX depth        : " + txDepth);

@@ -77,7 +77,7 @@ public final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-r", "--rx-depth"}, paramLabel = "N", defaultValue = "500", description = "Receives posted in advance (default: ${DEFAULT-VALUE}).")
     int rxDepth;
 
-    @Option(names = {"-g", "--gid-idx"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the IPv4-mapped --bind address).")
+    @Option(names = {"-g", "--gid-idx"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the --bind address).")
     Integer gidIndex;
 
     @Option(names = {"-l", "--sl"}, paramLabel = "SL", defaultValue = "0", description = "Service level (accepted and ignored).")
@@ -103,9 +103,10 @@ public final class PingpongCommand implements Callable<Integer> {
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
         InetAddress local = device.bind(spec);
         if (local == null) {
-            if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 address of its RoCE device)");
+            if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
+        if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
@@ -129,7 +130,7 @@ public final class PingpongCommand implements Callable<Integer> {
         if (rxDepth < 2 || rxDepth > 65536) throw new ParameterException(spec.commandLine(), "invalid -r/--rx-depth " + rxDepth + ": must be 2..65536");
         if (gidIndex != null && gidIndex != 0) {
             throw new ParameterException(spec.commandLine(), "invalid -g/--gid-idx " + gidIndex + ": our GID table has one entry, index 0 "
-                    + "(the IPv4-mapped --bind address); the peer's -g (1 on rxe) is its own index");
+                    + "(the --bind address); the peer's -g (1 on rxe) is its own index");
         }
         waits.check(spec);
         return new Params((int) size, (int) iters, device.mtu(Mtu.MTU_1024), rxDepth);
@@ -159,14 +160,14 @@ public final class PingpongCommand implements Callable<Integer> {
             remote = RcPingpongHandshake.client(peerHost, port, null, me, timeout);
         } else {
             remote = RcPingpongHandshake.server(local, port, me, timeout, r -> {
-                RcPingpongHandshake.requireRoutable(r);
+                RcPingpongHandshake.requireRoutable(r, me.gid());
                 RcConnect.connect(qp, r.rcPeer(), psn, params);
             });
         }
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", remote.lid(), remote.qpn(), remote.psn(), remote.gid());
         out.flush();
         if (client) {
-            RcPingpongHandshake.requireRoutable(remote);
+            RcPingpongHandshake.requireRoutable(remote, me.gid());
             RcConnect.connect(qp, remote.rcPeer(), psn, params);
         }
 

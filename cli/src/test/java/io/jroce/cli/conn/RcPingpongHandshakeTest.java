@@ -147,8 +147,22 @@ class RcPingpongHandshakeTest {
 
     @Test
     void aZeroGidIsExplained() {
+        Gid mine = Gid.of(java.net.InetAddress.getLoopbackAddress());
         IOException e = assertThrows(IOException.class, () -> RcPingpongHandshake.requireRoutable(
-                new PeerInfo(0x21, 1, Gid.of(new byte[16]))));
+                new PeerInfo(0x21, 1, Gid.of(new byte[16])), mine));
         assertTrue(e.getMessage().contains("-g"), e.getMessage());
+    }
+
+    @Test
+    void aGidOfTheOtherIpVersionIsRefused() throws Exception {
+        Gid v4 = Gid.of(java.net.InetAddress.getByName("192.0.2.1"));
+        Gid v6 = Gid.of(java.net.InetAddress.getByName("fd00::2"));
+        IOException e = assertThrows(IOException.class, () -> RcPingpongHandshake.requireRoutable(new PeerInfo(0x21, 1, v6), v4));
+        assertTrue(e.getMessage().contains("fd00::2 is IPv6 but ours, ::ffff:192.0.2.1, is IPv4")
+                && e.getMessage().contains("-g <index of its IPv4 (::ffff:a.b.c.d) RoCEv2 GID>"), e.getMessage());
+        e = assertThrows(IOException.class, () -> RcPingpongHandshake.requireRoutable(new PeerInfo(0x21, 1, v4), v6));
+        assertTrue(e.getMessage().contains("-g <index of its IPv6 RoCEv2 GID>"), e.getMessage());
+        RcPingpongHandshake.requireRoutable(new PeerInfo(0x21, 1, v6), Gid.of(java.net.InetAddress.getByName("fd00::1")));
+        RcPingpongHandshake.requireRoutable(new PeerInfo(0x21, 1, v4), Gid.of(java.net.InetAddress.getByName("192.0.2.2")));
     }
 }

@@ -347,7 +347,7 @@ class InspectCommandTest {
         Files.write(p, f.array());
         Cli.Result r = Cli.run("inspect", p.toString());
         assertEquals(0, r.exit(), r.out());
-        assertTrue(r.outLines().get(0).contains("[2001:db8:0:0:0:0:0:1]:50000 > [2001:db8:0:0:0:0:0:2]:4791"), r.out());
+        assertTrue(r.outLines().get(0).contains("[2001:db8::1]:50000 > [2001:db8::2]:4791"), r.out());
         assertTrue(r.outLines().get(0).endsWith("icrc=ok"), r.out());
     }
 

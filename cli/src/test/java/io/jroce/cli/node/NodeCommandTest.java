@@ -68,7 +68,7 @@ class NodeCommandTest {
         Path ok = write(dir, "ok.jroce", "echo hi\n");
         String[][] cases = {
             {"--bind", "not_an_address!", "--script", ok.toString()},
-            {"--bind", "::1", "--script", ok.toString()},
+            {"--bind", "fe80::1", "--script", ok.toString()},
             {"--bind", "0.0.0.0", "--script", ok.toString()},
             {"--bind", A, "--mtu", "1500", "--script", ok.toString()},
             {"--bind", A, "--port", "0", "--script", ok.toString()},
@@ -78,9 +78,11 @@ class NodeCommandTest {
             {"--bind", A, "--pcap", dir.resolve("no/such/dir/x.pcap").toString(), "--script", ok.toString()},
             {"--bind", A, "--script", dir.resolve("missing.jroce").toString()},
             {"--bind", A, "--peer", "nowhere.invalid", "--script", ok.toString()},
+            {"--bind", A, "--peer", "fd00::2", "--script", ok.toString()},
         };
-        String[] says = {"cannot resolve", "not an IPv4 address", "not 0.0.0.0", "option '--mtu': '1500' is not a path MTU", "--port must be 1..65535",
-            "not a probability", "unknown key 'jitter'", "--linger:", "does not exist", "does not exist or is not a file", "--peer: cannot resolve"};
+        String[] says = {"cannot resolve", "the link-local address fe80::1 needs its interface", "not 0.0.0.0", "option '--mtu': '1500' is not a path MTU", "--port must be 1..65535",
+            "not a probability", "unknown key 'jitter'", "--linger:", "does not exist", "does not exist or is not a file", "--peer: cannot resolve",
+            "--peer fd00::2 is IPv6 but our address " + A + " is IPv4"};
         for (int i = 0; i < cases.length; i++) {
             Result r = node(cases[i]);
             assertEquals(2, r.exit(), String.join(" ", cases[i]) + "\n" + show(r));
