@@ -38,7 +38,7 @@ import java.util.zip.CRC32;
  *       payload lengths 174-177 and 1835-1838; all other single-bit errors up to 26,744 bytes are detected.
  *       Such a corrupt packet is reported with a wrong ID and DF clear.</li>
  * </ul>
- * rxe always sets DF (shared/vectors/rxe) and so does jroce, so a peer known to set DF is better checked
+ * rxe always sets DF (testdata/rxe) and so does jroce, so a peer known to set DF is better checked
  * with {@code tryDfClear = false}.
  *
  * <p>Not thread-safe: holds a {@link CRC32} and scratch arrays. Use one instance per thread.
