@@ -9,9 +9,15 @@
 #     the same queue; N = 0 is the probe alone. Aggregate goodput, per-flow goodput, Jain's fairness index,
 #     the bottleneck's drops, the probe's p99 (half the round trip, perftest's convention).
 #
-# Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment): LOSSES, LOSS_SECS (10), FLOWS
-# ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit), LIMIT (256kb), OUT (a new /tmp directory: the
-# raw JSON and stderr of every process). Prints markdown table rows; leaves the bed down.
+# The loss sweep runs twice: with perf's default (no tail-loss probe: a lost last packet, ACK or NAK waits for
+# the local ACK timeout, about 1 s) and with `--tail-probe 1000` on both sides. A run that has not ended
+# CAP seconds after its duration (after -D, perf still completes the messages already posted) is stopped,
+# and its goodput is the cumulative rate of its last progress line, marked "cut".
+#
+# Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment): LOSSES, LOSS_SECS (10),
+# TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
+# LIMIT (256kb), OUT (a new /tmp directory: the raw JSON and stderr of every process). Prints markdown table
+# rows; leaves the bed down.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +27,8 @@ JAR=${JAR:-$root/cli/target/jroce.jar}
 JAVA=${JAVA:-java}
 LOSSES=${LOSSES:-"0 0.001 0.01 0.02 0.05 0.1"}
 LOSS_SECS=${LOSS_SECS:-10}
+TAIL_PROBES=${TAIL_PROBES:-"0 1000"}
+CAP=${CAP:-45}
 FLOWS=${FLOWS:-"0 1 4 16"}
 SECS=${SECS:-20}
 PROBE_ITERS=${PROBE_ITERS:-3000}
@@ -41,27 +49,39 @@ field() { grep -o "\"$1\":[0-9.]*" "$2" 2>/dev/null | head -1 | cut -d: -f2; }
 # counter NAME FILE: a value from the 'counters device' line of --counters
 counter() { grep -o "[ ]$1=[0-9]*" "$2" 2>/dev/null | head -1 | cut -d= -f2; }
 now() { date +%s.%N; }
+# goodput FILE.json FILE.err: perf's bw_avg_gbit_s, or for a run stopped at the cap its last progress line
+# ("jroce perf: T s, M messages, R msg/sec, X MB/sec", MB = 2^20 bytes)
+goodput() {
+    local g
+    g=$(field bw_avg_gbit_s "$1")
+    if [ -n "$g" ]; then echo "$g"; return; fi
+    grep '^jroce perf: .* MB/sec' "$2" | tail -1 |
+        awk '{ printf "%.3f (cut at %s s, %s messages)", $(NF-1) * 1048576 * 8 / 1e9, $3, $5 }'
+}
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
 
 echo
 echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback)"
-echo "| drop=P per process | exit (client/server) | goodput Gbit/s | client retransmits | client timeouts |"
-echo "|---|---|---|---|---|"
+echo "| drop=P per process | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
+echo "|---|---|---|---|---|---|---|"
 "$bed" up --pairs 1 >/dev/null || exit 1
-for p in $LOSSES; do
-    tag=$OUT/loss-$p
-    chaos_s=() chaos_c=()
-    if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
-    jroce "$NS_R" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" --timeout 60 --json "${chaos_s[@]}" \
-        >"$tag-server.json" 2>"$tag-server.err" &
-    spid=$!
-    jroce "$NS_R" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" --timeout 60 --json --counters \
-        "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
-    crc=$?
-    wait $spid
-    src=$?
-    echo "| $p | $crc/$src | $(field bw_avg_gbit_s "$tag-client.json") | $(counter retransmits "$tag-client.err") | $(counter timeouts "$tag-client.err") |"
+for tp in $TAIL_PROBES; do
+    for p in $LOSSES; do
+        tag=$OUT/loss-$p-tp$tp
+        chaos_s=() chaos_c=()
+        if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
+        cap=$((LOSS_SECS + CAP))
+        timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
+            --timeout 60 --tail-probe "$tp" --json "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
+        spid=$!
+        timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" \
+            --timeout 60 --tail-probe "$tp" --json --counters "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
+        crc=$?
+        wait $spid
+        src=$?
+        echo "| $p | $tp | $crc/$src | $(goodput "$tag-client.json" "$tag-client.err") | $(counter packets_out "$tag-client.err") | $(counter retransmits "$tag-client.err") | $(counter timeouts "$tag-client.err") |"
+    done
 done
 
 echo
