@@ -14,7 +14,8 @@
 # CAP seconds after its duration (after -D, perf still completes the messages already posted) is stopped,
 # and its goodput is the cumulative rate of its last progress line, marked "cut".
 #
-# Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment): LOSSES, LOSS_SECS (10),
+# Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment; LOSSES= or FLOWS= empty skips a
+# part): LOSSES, LOSS_SECS (10),
 # TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
 # LIMIT (256kb), OUT (a new /tmp directory: the raw JSON and stderr of every process). Prints markdown table
 # rows; leaves the bed down.
@@ -25,11 +26,11 @@ root=$(cd "$here/../.." && pwd)
 bed=$here/bed.sh
 JAR=${JAR:-$root/cli/target/jroce.jar}
 JAVA=${JAVA:-java}
-LOSSES=${LOSSES:-"0 0.001 0.01 0.02 0.05 0.1"}
+LOSSES=${LOSSES-"0 0.001 0.01 0.02 0.05 0.1"}
 LOSS_SECS=${LOSS_SECS:-10}
 TAIL_PROBES=${TAIL_PROBES:-"0 1000"}
 CAP=${CAP:-45}
-FLOWS=${FLOWS:-"0 1 4 16"}
+FLOWS=${FLOWS-"0 1 4 16"}
 SECS=${SECS:-20}
 PROBE_ITERS=${PROBE_ITERS:-3000}
 RATE=${RATE:-1gbit}
@@ -86,8 +87,8 @@ done
 
 echo
 echo "## N flows through the bottleneck (tbf rate $RATE limit $LIMIT; WRITE 1 MiB, MTU 4096, ${SECS} s each; 64-byte SEND probe, $PROBE_ITERS iterations)"
-echo "| flows | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | wire Gbit/s | probe t_typical / p99 / p99.9 us | client retransmits / timeouts |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| flows | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | tbf Gbit/s over the window | probe t_typical / p99 / p99.9 us | probe timeouts | client retransmits / timeouts |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $FLOWS; do
     tag=$OUT/flows-$n
     "$bed" up --rate "$RATE" --limit "$LIMIT" --pairs $(( n > 0 ? n : 1 )) >/dev/null || exit 1
@@ -107,7 +108,7 @@ for n in $FLOWS; do
             >"$tag-client$i.json" 2>"$tag-client$i.err" &
         clients+=($!)
     done
-    jroce "$NS_S" perf send 10.198.0.150 --lat --bind 10.198.0.50 -s 64 -n "$PROBE_ITERS" --timeout 60 --json \
+    jroce "$NS_S" perf send 10.198.0.150 --lat --bind 10.198.0.50 -s 64 -n "$PROBE_ITERS" --timeout 60 --json --counters \
         >"$tag-probe.json" 2>"$tag-probe.err" &
     probe=$!
     ok=0
@@ -123,19 +124,21 @@ for n in $FLOWS; do
         retx=$(( retx + $(counter retransmits "$tag-client$i.err" || echo 0) ))
         tmo=$(( tmo + $(counter timeouts "$tag-client$i.err" || echo 0) ))
     done
-    echo "$stats" >"$tag-bottleneck.txt"
+    echo "$stats t0=$t0 t1=$t1" >"$tag-bottleneck.txt"
     sent=$(echo "$stats" | grep -o 'sent_bytes=[0-9]*' | cut -d= -f2)
     pkts=$(echo "$stats" | grep -o 'sent_packets=[0-9]*' | cut -d= -f2)
     drops=$(echo "$stats" | grep -o 'dropped=[0-9]*' | cut -d= -f2)
     pct=$(echo "$stats" | grep -o 'drop_pct=[0-9.]*' | cut -d= -f2)
     awk -v n="$n" -v ok="$ok" -v rates="$rates" -v bytes="$bytes" -v sent="$sent" -v t0="$t0" -v t1="$t1" \
-        -v pct="$pct" -v drops="$drops" -v pkts="$pkts" -v retx="$retx" -v tmo="$tmo" \
+        -v pct="$pct" -v drops="$drops" -v pkts="$pkts" -v retx="$retx" -v tmo="$tmo" -v ptmo="$(counter timeouts "$tag-probe.err")" \
         -v typ="$(field t_typical_us "$tag-probe.json")" -v p99="$(field t_99_us "$tag-probe.json")" \
         -v p999="$(field t_99_9_us "$tag-probe.json")" 'BEGIN {
         w = t1 - t0; k = split(rates, r, " "); s = 0; q = 0
         for (i = 1; i <= k; i++) { s += r[i]; q += r[i] * r[i] }
-        jain = q > 0 ? s * s / (k * q) : 0
-        printf "| %d | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %.3f | %s / %s / %s | %d / %d |\n",
-            n, n > 0 ? ok "/" n : "-", n > 0 ? bytes * 8 / w / 1e9 : 0, s, k ? rates : "-", jain, pct, drops, pkts,
-            sent * 8 / w / 1e9, typ, p99, p999, retx, tmo }'
+        jain = (q > 0 ? s * s / (k * q) : 0)
+        # with no flow there is no window: the probe alone
+        wire = (n > 0 ? sprintf("%.3f", sent * 8 / w / 1e9) : "-")
+        printf "| %d | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %s | %s / %s / %s | %s | %d / %d |\n",
+            n, (n > 0 ? ok "/" n : "-"), (n > 0 ? bytes * 8 / w / 1e9 : 0), s, (k ? rates : "-"), jain, pct, drops, pkts,
+            wire, typ, p99, p999, ptmo, retx, tmo }'
 done
