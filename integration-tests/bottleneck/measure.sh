@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Issue 14's baseline measurements of jroce as it is (Go-Back-N, no congestion control), two parts:
+#
+#  1. goodput vs random loss: one QP, RDMA WRITE of 1 MiB messages, path MTU 4096, `--chaos drop=P` on both
+#     processes (server seed 7, client seed 8), over the loopback of the bed's receiver namespace (no
+#     bottleneck; a private loopback, so nothing else on the machine can hold UDP 4791 or TCP 18515 there);
+#  2. N flows through the bed's 1 Gbit/s tbf bottleneck (bed.sh): N `perf write` pairs, flow i between
+#     10.198.0.i and 10.198.0.(100+i), plus a 64-byte `perf send --lat` probe (10.198.0.50 -> .150) through
+#     the same queue; N = 0 is the probe alone. Aggregate goodput, per-flow goodput, Jain's fairness index,
+#     the bottleneck's drops, the probe's p99 (half the round trip, perftest's convention).
+#
+# The loss sweep runs twice: with perf's default (no tail-loss probe: a lost last packet, ACK or NAK waits for
+# the local ACK timeout, about 1 s) and with `--tail-probe 1000` on both sides. A run that has not ended
+# CAP seconds after its duration (after -D, perf still completes the messages already posted) is stopped,
+# and its goodput is the cumulative rate of its last progress line, marked "cut".
+#
+# Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment; LOSSES= or FLOWS= empty skips a
+# part): LOSSES, LOSS_SECS (10),
+# TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
+# LIMIT (256kb), OUT (a new /tmp directory: the raw JSON and stderr of every process). Prints markdown table
+# rows; leaves the bed down.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bed=$here/bed.sh
+JAR=${JAR:-$root/cli/target/jroce.jar}
+JAVA=${JAVA:-java}
+LOSSES=${LOSSES-"0 0.001 0.01 0.02 0.05 0.1"}
+LOSS_SECS=${LOSS_SECS:-10}
+TAIL_PROBES=${TAIL_PROBES:-"0 1000"}
+CAP=${CAP:-45}
+FLOWS=${FLOWS-"0 1 4 16"}
+SECS=${SECS:-20}
+PROBE_ITERS=${PROBE_ITERS:-3000}
+RATE=${RATE:-1gbit}
+LIMIT=${LIMIT:-256kb}
+OUT=${OUT:-$(mktemp -d /tmp/jroce-bottleneck.XXXXXX)}
+NS_S=jroce-tbf-snd
+NS_R=jroce-tbf-rcv
+SIZE=1048576
+
+[ -f "$JAR" ] || { echo "measure.sh: build the jar first (mvn -pl cli -am package): $JAR" >&2; exit 1; }
+mkdir -p "$OUT"
+trap '"$bed" down' EXIT
+
+jroce() { local ns=$1; shift; ip netns exec "$ns" "$JAVA" -jar "$JAR" "$@"; }
+# field NAME FILE: a number from perf's --json object
+field() { grep -o "\"$1\":[0-9.]*" "$2" 2>/dev/null | head -1 | cut -d: -f2; }
+# counter NAME FILE: a value from the 'counters device' line of --counters
+counter() { grep -o "[ ]$1=[0-9]*" "$2" 2>/dev/null | head -1 | cut -d= -f2; }
+now() { date +%s.%N; }
+# goodput FILE.json FILE.err: perf's bw_avg_gbit_s, or for a run stopped at the cap its last progress line
+# ("jroce perf: T s, M messages, R msg/sec, X MB/sec", MB = 2^20 bytes)
+goodput() {
+    local g
+    g=$(field bw_avg_gbit_s "$1")
+    if [ -n "$g" ]; then echo "$g"; return; fi
+    grep '^jroce perf: .* MB/sec' "$2" | tail -1 |
+        awk '{ printf "%.3f (cut at %s s, %s messages)", $(NF-1) * 1048576 * 8 / 1e9, $3, $5 }'
+}
+
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
+
+echo
+echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback)"
+echo "| drop=P per process | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
+echo "|---|---|---|---|---|---|---|"
+"$bed" up --pairs 1 >/dev/null || exit 1
+for tp in $TAIL_PROBES; do
+    for p in $LOSSES; do
+        tag=$OUT/loss-$p-tp$tp
+        chaos_s=() chaos_c=()
+        if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
+        cap=$((LOSS_SECS + CAP))
+        timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
+            --timeout 60 --tail-probe "$tp" --json "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
+        spid=$!
+        timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" \
+            --timeout 60 --tail-probe "$tp" --json --counters "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
+        crc=$?
+        wait $spid
+        src=$?
+        echo "| $p | $tp | $crc/$src | $(goodput "$tag-client.json" "$tag-client.err") | $(counter packets_out "$tag-client.err") | $(counter retransmits "$tag-client.err") | $(counter timeouts "$tag-client.err") |"
+    done
+done
+
+echo
+echo "## N flows through the bottleneck (tbf rate $RATE limit $LIMIT; WRITE 1 MiB, MTU 4096, ${SECS} s each; 64-byte SEND probe, $PROBE_ITERS iterations)"
+echo "| flows | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | tbf Gbit/s over the window | probe t_typical / p99 / p99.9 us | probe timeouts | client retransmits / timeouts |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for n in $FLOWS; do
+    tag=$OUT/flows-$n
+    "$bed" up --rate "$RATE" --limit "$LIMIT" --pairs $(( n > 0 ? n : 1 )) >/dev/null || exit 1
+    servers=() clients=()
+    for i in $(seq 1 "$n"); do
+        jroce "$NS_R" perf write --bind 10.198.0.$((100 + i)) -m 4096 -s $SIZE -D "$SECS" --timeout 60 --json \
+            >"$tag-server$i.json" 2>"$tag-server$i.err" &
+        servers+=($!)
+    done
+    jroce "$NS_R" perf send --lat --bind 10.198.0.150 -s 64 -n "$PROBE_ITERS" --timeout 60 --json \
+        >"$tag-probe-server.json" 2>"$tag-probe-server.err" &
+    probe_server=$!
+    t0=$(now)
+    for i in $(seq 1 "$n"); do
+        # a client retries its TCP connection until its server listens (--timeout)
+        jroce "$NS_S" perf write 10.198.0.$((100 + i)) --bind 10.198.0.$i -m 4096 -s $SIZE -D "$SECS" --timeout 60 --json --counters \
+            >"$tag-client$i.json" 2>"$tag-client$i.err" &
+        clients+=($!)
+    done
+    jroce "$NS_S" perf send 10.198.0.150 --lat --bind 10.198.0.50 -s 64 -n "$PROBE_ITERS" --timeout 60 --json --counters \
+        >"$tag-probe.json" 2>"$tag-probe.err" &
+    probe=$!
+    ok=0
+    for pid in "${clients[@]}"; do wait "$pid" && ok=$((ok + 1)); done
+    t1=$(now)
+    for pid in "${servers[@]}"; do wait "$pid" || ok=$((ok - 1000)); done
+    wait $probe; wait $probe_server
+    stats=$("$bed" stats)
+    rates="" bytes=0 retx=0 tmo=0
+    for i in $(seq 1 "$n"); do
+        rates="$rates $(field bw_avg_gbit_s "$tag-client$i.json")"
+        bytes=$(( bytes + ${SIZE} * $(field iterations "$tag-client$i.json" || echo 0) ))
+        retx=$(( retx + $(counter retransmits "$tag-client$i.err" || echo 0) ))
+        tmo=$(( tmo + $(counter timeouts "$tag-client$i.err" || echo 0) ))
+    done
+    echo "$stats t0=$t0 t1=$t1" >"$tag-bottleneck.txt"
+    sent=$(echo "$stats" | grep -o 'sent_bytes=[0-9]*' | cut -d= -f2)
+    pkts=$(echo "$stats" | grep -o 'sent_packets=[0-9]*' | cut -d= -f2)
+    drops=$(echo "$stats" | grep -o 'dropped=[0-9]*' | cut -d= -f2)
+    pct=$(echo "$stats" | grep -o 'drop_pct=[0-9.]*' | cut -d= -f2)
+    awk -v n="$n" -v ok="$ok" -v rates="$rates" -v bytes="$bytes" -v sent="$sent" -v t0="$t0" -v t1="$t1" \
+        -v pct="$pct" -v drops="$drops" -v pkts="$pkts" -v retx="$retx" -v tmo="$tmo" -v ptmo="$(counter timeouts "$tag-probe.err")" \
+        -v typ="$(field t_typical_us "$tag-probe.json")" -v p99="$(field t_99_us "$tag-probe.json")" \
+        -v p999="$(field t_99_9_us "$tag-probe.json")" 'BEGIN {
+        w = t1 - t0; k = split(rates, r, " "); s = 0; q = 0
+        for (i = 1; i <= k; i++) { s += r[i]; q += r[i] * r[i] }
+        jain = (q > 0 ? s * s / (k * q) : 0)
+        # with no flow there is no window: the probe alone
+        wire = (n > 0 ? sprintf("%.3f", sent * 8 / w / 1e9) : "-")
+        printf "| %d | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %s | %s / %s / %s | %s | %d / %d |\n",
+            n, (n > 0 ? ok "/" n : "-"), (n > 0 ? bytes * 8 / w / 1e9 : 0), s, (k ? rates : "-"), jain, pct, drops, pkts,
+            wire, typ, p99, p999, ptmo, retx, tmo }'
+done
