@@ -3,7 +3,7 @@
 # then the report section and charts (bench/report.sh).
 #
 #   bench/run.sh --quick     # a few sizes, 1 QP, MTU 4096, 2 s each: about 2-3 minutes
-#   bench/run.sh             # the full matrix: about 25-30 minutes on a 2-core machine
+#   bench/run.sh             # the full matrix: about 20-30 minutes on a 2-core machine
 #
 # Options:
 #   --quick        the small subset (see QUICK below)
@@ -22,8 +22,9 @@
 #   3. 64-byte latency for send, write and read (--lat, -n $LAT_ITERS, 1 QP, MTU 4096): perftest's own
 #      statistics (t_typical is the median; send/write report half the round trip, read the whole).
 #
-# Knobs (environment): SIZES, MTUS, QPS, TESTS, SECS, LAT_ITERS, LAT_SIZE (64), MAX_MR_BYTES (size x QPs
-# above this is skipped, default 268435456: 256 QPs x 4 MiB would pin 1 GiB per side),
+# Knobs (environment): SIZES, MTUS, QPS, TESTS, SECS, LAT_ITERS, LAT_SIZE (64), MAX_QP_BYTES (points with
+# size x QPs above it are skipped, default 16 MiB: perftest keeps 128 messages in flight per QP, so when -D
+# ends up to 128 x size x QPs bytes are still to drain, 2 GiB at this limit, seconds at a few Gbit/s),
 # ADDR_BASE (127.0.88), PORT_BASE (18800), JAVA_OPTS (given to both JVMs), YARD_SECS, YARD_RTT_COUNT.
 # Results: meta.txt, yardstick.txt/.csv, bw.csv, lat.csv and every run's JSON and stderr in runs/.
 # Needs: bash, awk, gcc (yardstick), JDK 17 and Maven (build), gnuplot (charts, bench/report.sh).
@@ -53,7 +54,7 @@ else
 fi
 TESTS=${TESTS:-write read send}
 LAT_SIZE=${LAT_SIZE:-64}
-MAX_MR_BYTES=${MAX_MR_BYTES:-268435456}
+MAX_QP_BYTES=${MAX_QP_BYTES:-16777216}
 ADDR_BASE=${ADDR_BASE:-127.0.88}
 PORT_BASE=${PORT_BASE:-18800}
 JAVA_OPTS=${JAVA_OPTS:-}
@@ -84,6 +85,7 @@ COMMAND="bench/run.sh$( ((QUICK)) && echo ' --quick')"
     echo "commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD 2>/dev/null || echo '+changes')"
     echo "java_opts=$JAVA_OPTS"
     echo "sizes=$SIZES"; echo "mtus=$MTUS"; echo "qps=$QPS"; echo "tests=$TESTS"; echo "secs=$SECS"
+    echo "max_qp_bytes=$MAX_QP_BYTES"
     echo "lat_size=$LAT_SIZE"; echo "lat_iters=$LAT_ITERS"; echo "yard_secs=$YARD_SECS"; echo "yard_rtt_count=$YARD_RTT_COUNT"
 } >"$OUT/meta.txt"
 START_S=$SECONDS
@@ -194,8 +196,8 @@ for mtu in $MTUS; do
         for test in $TESTS; do
             for size in $SIZES; do
                 name=bw-$test-m$mtu-q$qps-s$size
-                if ((size * qps > MAX_MR_BYTES)); then
-                    log "$name: skipped ($size B x $qps QPs > MAX_MR_BYTES=$MAX_MR_BYTES)"
+                if ((size * qps > MAX_QP_BYTES)); then
+                    log "$name: skipped ($size B x $qps QPs > MAX_QP_BYTES=$MAX_QP_BYTES)"
                     echo "$test,$mtu,$qps,$size,$SECS,skipped,,,,,,,,," >>"$OUT/bw.csv"
                     continue
                 fi
