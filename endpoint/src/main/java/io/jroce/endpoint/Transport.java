@@ -63,6 +63,10 @@ final class Transport {
     private static final IntegerUnixChannelOption IP_MTU_DISCOVER = new IntegerUnixChannelOption("IP_MTU_DISCOVER", 0, 10);
     private static final int IP_PMTUDISC_DO = 2;
 
+    static {
+        LeakDetection.offUnlessChosen(); // no leak-tracking stack traces on the data path
+    }
+
     private final Device device;
     private final DeviceConfig config;
     private final MultiThreadIoEventLoopGroup group;
