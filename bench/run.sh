@@ -73,7 +73,8 @@ if ((BUILD)); then
 fi
 [[ -f $JAR ]] || { log "no $JAR (build it, or drop --no-build)"; exit 2; }
 
-COMMAND="bench/run.sh$( ((QUICK)) && echo ' --quick')"
+COMMAND=bench/run.sh
+if ((QUICK)); then COMMAND+=" --quick"; fi
 {
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "command=$COMMAND"
