@@ -6,7 +6,10 @@
 #   bench/run.sh             # the full matrix: about 20-30 minutes on a 2-core machine
 #
 # Options:
-#   --quick        the small subset (see QUICK below)
+#   --quick        the small subset: SIZES="64 4096 65536 1048576" MTUS=4096 QPS=1 SECS=2 LAT_ITERS=2000,
+#                  the yardstick at 1 s per measurement and 2000 round trips
+#                  (without it: SIZES 64 B .. 4 MiB in powers of 4, MTUS="1024 4096", QPS="1 16 256", SECS=3,
+#                  LAT_ITERS=10000, the yardstick's own defaults: 5 s, 20000 round trips)
 #   --out DIR      results directory (default: bench/results/<UTC timestamp>, not tracked by git)
 #   --no-build     use cli/target/jroce.jar as it is (default: build it first with Maven)
 #   --no-report    write results only; leave docs/reports/performance.md and docs/images/ alone
