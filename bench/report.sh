@@ -145,7 +145,8 @@ fmt_size() { awk -v s="$1" 'BEGIN { if (s >= 1048576) printf "%d MiB", s / 10485
     echo "\`sendmmsg\` and with GSO. CPU s/GB: utime+stime of the JVM that sends the payload (client for WRITE and"
     echo "SEND, server for READ) and of the one that receives it, over the measurement window, per 10⁹ payload"
     echo "bytes; the ratio is to the yardstick blaster's (sender) and sink's (receiver) CPU per 10⁹ datagram bytes"
-    echo "with \`sendmmsg\`. The message rate is also read against the yardstick's 64-byte \`sendmmsg\` packet rate."
+    echo "with \`sendmmsg\` (n/a: no figure, or a CPU window shorter than the traffic). The message rate is also read"
+    echo "against the yardstick's 64-byte \`sendmmsg\` packet rate."
     echo
     for mtu in $MTUS; do
         d=$(ydgram "$mtu")
@@ -165,6 +166,10 @@ fmt_size() { awk -v s="$1" 'BEGIN { if (s >= 1048576) printf "%d MiB", s / 10485
                 NR > 1 && $2 == m && $3 == q {
                     if ($6 != "ok") { printf "| %s | %s | %s | | | | |\n", toupper($1), sz($4), $6; next }
                     ys_gb = d > 0 ? ytx / d : 0; yr_gb = d > 0 ? yrx / d : 0
+                    # a CPU window shorter than the traffic (first post .. last completion, from bw_avg) would
+                    # undercount: results of runs before the window followed the traffic
+                    t = $9 > 0 ? $7 * $4 / ($9 * 1048576) : 0
+                    if ($11 != "" && t > 1.25 * $11) { $14 = ""; $15 = "" }
                     printf "| %s | %s | **%.3g** | %s / %s | %.0f (%s) | %s / %s | %s / %s |\n", toupper($1), sz($4), $8,
                         r($8, ys), r($8, yg), $10 * 1e6, r($10, y64), ($14 == "" ? "n/a" : $14), ($15 == "" ? "n/a" : $15), r($14, ys_gb), r($15, yr_gb)
                 }' "$RES/bw.csv"

@@ -20,8 +20,9 @@
 #   2. for every TEST x MTU x QPS x SIZE: `jroce perf TEST --bind $ADDR_BASE.1` (server) and
 #      `jroce perf TEST $ADDR_BASE.1 --bind $ADDR_BASE.2` (client), -D $SECS, --json; while the client
 #      runs, the utime+stime of both JVMs is sampled from /proc/PID/stat every 100 ms, and the CPU
-#      seconds of each side over the last $SECS seconds before the client printed its result (the
-#      measurement window) are divided by the payload bytes it moved (iterations x size);
+#      seconds of each side over the measurement window (the last $SECS seconds before the client printed
+#      its result, or longer when draining the messages in flight took longer: iterations x size / bw_avg)
+#      are divided by the payload bytes it moved (iterations x size);
 #   3. 64-byte latency for send, write and read (--lat, -n $LAT_ITERS, 1 QP, MTU 4096): perftest's own
 #      statistics (t_typical is the median; send/write report half the round trip, read the whole).
 #
@@ -139,7 +140,9 @@ cleanup() {
 trap cleanup EXIT
 
 RUN=0
-# perf_run NAME WINDOW_SECS ARGS...: server then client; sets STATUS, CPU_SRV_S, CPU_CLI_S
+# perf_run NAME LIMIT_SECS ARGS...: server then client; sets STATUS and the samples TS, SS, CS (time in
+# µs, server and client CPU ticks; also written to runs/NAME.cpu) and END, the index of the sample that
+# first saw the client's JSON (it prints it as soon as the run is over), else the last one
 perf_run() {
     local name=$1 window=$2
     shift 2
@@ -157,17 +160,15 @@ perf_run() {
     # shellcheck disable=SC2086
     java $JAVA_OPTS -jar "$JAR" perf "$@" "$SERVER_ADDR" --bind "$CLIENT_ADDR" -p "$port" --json >"$base.client.json" 2>"$base.client.err" &
     CLI=$!
-    # samples: time (µs), server ticks, client ticks; the end of the window is the first sample that sees
-    # the client's JSON (it prints it as soon as the run is over), or its last sample
-    local -a ts ss cs
+    TS=() SS=() CS=() END=-1
     local psrv=0 pcli=0
-    local t0=${EPOCHREALTIME/./} end=-1 limit=$(((window + 90) * 1000000))
+    local t0=${EPOCHREALTIME/./} limit=$(((window + 90) * 1000000))
     while kill -0 "$CLI" 2>/dev/null; do
-        cpu_of "$SRV" "$psrv"; psrv=$CPU; ss+=("$CPU")
-        cpu_of "$CLI" "$pcli"; pcli=$CPU; cs+=("$CPU")
-        ts+=("${EPOCHREALTIME/./}")
-        if ((end < 0)) && [[ -s $base.client.json ]]; then end=$((${#ts[@]} - 1)); fi
-        if ((${ts[-1]} - t0 > limit)); then log "$name: client still running after $((limit / 1000000)) s, killed"; kill "$CLI" 2>/dev/null || true; fi
+        cpu_of "$SRV" "$psrv"; psrv=$CPU; SS+=("$CPU")
+        cpu_of "$CLI" "$pcli"; pcli=$CPU; CS+=("$CPU")
+        TS+=("${EPOCHREALTIME/./}")
+        if ((END < 0)) && [[ -s $base.client.json ]]; then END=$((${#TS[@]} - 1)); fi
+        if ((${TS[-1]} - t0 > limit)); then log "$name: client still running after $((limit / 1000000)) s, killed"; kill "$CLI" 2>/dev/null || true; fi
         sleep 0.1
     done
     local crc=0 src=0
@@ -179,19 +180,23 @@ perf_run() {
     SRV=
     STATUS=ok
     ((crc == 0 && src == 0)) || STATUS="fail(client=$crc,server=$src)"
-    CPU_SRV_S= CPU_CLI_S=
-    local n=${#ts[@]}
-    ((n > 0)) || return 0
-    ((end >= 0)) || end=$((n - 1))
-    local start=0 from=$((ts[end] - window * 1000000))
-    for ((i = end; i >= 0; i--)); do
-        if ((ts[i] <= from)); then start=$i; break; fi
+    ((END >= 0)) || END=$((${#TS[@]} - 1))
+    for ((i = 0; i < ${#TS[@]}; i++)); do echo "${TS[i]} ${SS[i]} ${CS[i]}"; done >"$base.cpu"
+}
+
+# cpu_window SECS: the CPU seconds of server and client (CPU_SRV_S, CPU_CLI_S) over the SECS before END,
+# and the window's actual length WIN_S (samples are 100 ms apart)
+cpu_window() {
+    CPU_SRV_S= CPU_CLI_S= WIN_S=
+    ((END >= 0)) || return 0
+    local i start=0 from
+    from=$((TS[END] - $(awk -v w="$1" 'BEGIN { printf "%d", w * 1e6 }'))) # bash: µs since 1970 exceed awk's %d
+    for ((i = END; i >= 0; i--)); do
+        if ((TS[i] <= from)); then start=$i; break; fi
     done
-    # shellcheck disable=SC2034 # read by the callers
-    CPU_SRV_S=$(awk -v a="${ss[start]}" -v b="${ss[end]}" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')
-    # shellcheck disable=SC2034
-    CPU_CLI_S=$(awk -v a="${cs[start]}" -v b="${cs[end]}" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')
-    WIN_S=$(awk -v a="${ts[start]}" -v b="${ts[end]}" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')
+    CPU_SRV_S=$(awk -v a="${SS[start]}" -v b="${SS[END]}" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')
+    CPU_CLI_S=$(awk -v a="${CS[start]}" -v b="${CS[END]}" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')
+    WIN_S=$(awk -v a="${TS[start]}" -v b="${TS[END]}" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')
 }
 
 echo "test,mtu,qps,size,secs,status,iterations,gbit_s,mb_s,msg_rate_mpps,window_s,server_cpu_s,client_cpu_s,sender_cpu_s_per_gb,receiver_cpu_s_per_gb" >"$OUT/bw.csv"
@@ -209,6 +214,10 @@ for mtu in $MTUS; do
                 j=$OUT/runs/$name.client.json
                 iters=$(jnum "$j" iterations) gbit=$(jnum "$j" bw_avg_gbit_s) mbs=$(jnum "$j" bw_avg_mb_s) rate=$(jnum "$j" msg_rate_mpps)
                 [[ -n $iters ]] || STATUS=${STATUS/ok/fail(no result)}
+                # the window: -D, or longer when the messages in flight took longer to drain; perftest's
+                # bw_avg (MB = 2^20 bytes) is over the first post to the last completion
+                cpu_window "$(awk -v it="${iters:-0}" -v size="$size" -v mbs="${mbs:-0}" -v secs="$SECS" 'BEGIN {
+                    t = mbs > 0 ? it * size / (mbs * 1048576) : 0; printf "%.2f", (t > secs ? t : secs) }')"
                 # the side that sends the payload: the client for WRITE and SEND, the server for READ
                 if [[ $test == read ]]; then snd=$CPU_SRV_S rcv=$CPU_CLI_S; else snd=$CPU_CLI_S rcv=$CPU_SRV_S; fi
                 per_gb=$(awk -v it="${iters:-0}" -v size="$size" -v win="${WIN_S:-0}" -v secs="$SECS" -v s="$snd" -v r="$rcv" 'BEGIN {
