@@ -3,7 +3,7 @@
 # then the report section and charts (bench/report.sh).
 #
 #   bench/run.sh --quick     # a few sizes, 1 QP, MTU 4096, 2 s each: about 2-3 minutes
-#   bench/run.sh             # the full matrix: about 20-30 minutes on a 2-core machine
+#   bench/run.sh             # the full matrix: about 35 minutes on a (loaded) 2-core machine
 #
 # Options:
 #   --quick        the small subset: SIZES="64 4096 65536 1048576" MTUS=4096 QPS=1 SECS=2 LAT_ITERS=2000,
