@@ -81,6 +81,10 @@ final class Transport {
     /** SOL_UDP (17), UDP_NO_CHECK6_RX (102): linux/udp.h. */
     private static final IntegerUnixChannelOption UDP_NO_CHECK6_RX = new IntegerUnixChannelOption("UDP_NO_CHECK6_RX", 17, 102);
 
+    static {
+        LeakDetection.offUnlessChosen(); // no leak-tracking stack traces on the data path
+    }
+
     private final Device device;
     private final DeviceConfig config;
     private final MultiThreadIoEventLoopGroup group;
