@@ -5,14 +5,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -54,17 +51,17 @@ class BottleneckIT {
 
     @BeforeAll
     static void bedUp() throws Exception {
-        boolean ok = isRoot() && onPath("ip") && onPath("tc");
+        boolean ok = Netns.isRoot() && Netns.onPath("ip") && Netns.onPath("tc");
         if (System.getenv("CI") != null) {
             assertTrue(ok, "CI must run as root with ip and tc (iproute2) installed");
         }
         assumeTrue(ok, "needs root, ip and tc: skipped on this machine");
-        sh(bed() + " up --rate 1gbit --pairs " + FLOWS);
+        Netns.sh(bed() + " up --rate 1gbit --pairs " + FLOWS);
     }
 
     @AfterAll
     static void bedDown() throws Exception {
-        run(List.of(bed().toString(), "down"), 30);
+        Netns.run(List.of(bed().toString(), "down"), 30);
     }
 
     @Test
@@ -78,11 +75,11 @@ class BottleneckIT {
         try {
             for (int i = 1; i <= FLOWS; i++) {
                 String receiver = "10.198.0." + (100 + i);
-                servers.add(start(NS_RECEIVER, "server" + i, java, "-jar", jar, "perf", "write", "--bind", receiver,
+                servers.add(Netns.start(work, NS_RECEIVER, "server" + i, java, "-jar", jar, "perf", "write", "--bind", receiver,
                         "-m", "4096", "-s", String.valueOf(SIZE), "-D", String.valueOf(SECONDS), "--timeout", "60", "--json"));
                 // the client retries its TCP connection until the server listens (--timeout): starting 2 x FLOWS JVMs
                 // on two shared cores took 15 s on the development VM
-                clients.add(start(NS_SENDER, "client" + i, java, "-jar", jar, "perf", "write", receiver, "--bind", "10.198.0." + i,
+                clients.add(Netns.start(work, NS_SENDER, "client" + i, java, "-jar", jar, "perf", "write", receiver, "--bind", "10.198.0." + i,
                         "-m", "4096", "-s", String.valueOf(SIZE), "-D", String.valueOf(SECONDS), "--timeout", "60", "--json", "--counters"));
                 int flow = i - 1;
                 clients.get(flow).onExit().thenRun(() -> ended[flow] = System.nanoTime());
@@ -91,9 +88,9 @@ class BottleneckIT {
             double[] gbit = new double[FLOWS];
             for (int i = 0; i < FLOWS; i++) {
                 // a deadline, not the expected time (about 15 s on an idle machine): a flow that stalls fails here
-                int rcClient = waitFor(clients.get(i), 120);
-                int rcServer = waitFor(servers.get(i), 10);
-                String out = output("client" + (i + 1)) + output("server" + (i + 1));
+                int rcClient = Netns.waitFor(clients.get(i), 120);
+                int rcServer = Netns.waitFor(servers.get(i), 10);
+                String out = Netns.output(work, "client" + (i + 1)) + Netns.output(work, "server" + (i + 1));
                 assertEquals(0, rcClient, "flow " + (i + 1) + " client\n" + out);
                 assertEquals(0, rcServer, "flow " + (i + 1) + " server\n" + out);
                 String json = Files.readString(work.resolve("client" + (i + 1) + ".out"));
@@ -116,7 +113,7 @@ class BottleneckIT {
                 squares += g * g;
             }
             double jain = sum * sum / (FLOWS * squares);
-            String stats = sh(bed() + " stats").trim();
+            String stats = Netns.sh(bed() + " stats").trim();
             System.out.println(String.format(Locale.ROOT,
                     "BottleneckIT %d flows: aggregate goodput %.3f Gbit/s (%d payload bytes in %.1f s, from the first start to"
                             + " the last exit); sum of per-flow rates %.3f Gbit/s; Jain's index %.3f; bottleneck drops %s %%; %s",
@@ -143,56 +140,5 @@ class BottleneckIT {
         Matcher m = p.matcher(text);
         assertTrue(m.find(), "no " + p + " in\n" + context);
         return m.group(1);
-    }
-
-    private Process start(String ns, String name, String... cmd) throws IOException {
-        List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-        full.addAll(List.of(cmd));
-        return new ProcessBuilder(full).directory(work.toFile())
-                .redirectOutput(work.resolve(name + ".out").toFile())
-                .redirectError(work.resolve(name + ".err").toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-                .start();
-    }
-
-    private String output(String name) throws IOException {
-        return "--- " + name + " stdout\n" + Files.readString(work.resolve(name + ".out"))
-                + "--- " + name + " stderr\n" + Files.readString(work.resolve(name + ".err"));
-    }
-
-    private static int waitFor(Process p, long seconds) throws InterruptedException {
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-            return -1;
-        }
-        return p.exitValue();
-    }
-
-    private static boolean isRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
-    private static boolean onPath(String tool) {
-        for (String dir : System.getenv("PATH").split(":")) {
-            if (Files.isExecutable(Path.of(dir, tool))) return true;
-        }
-        return Files.isExecutable(Path.of("/usr/sbin", tool)) || Files.isExecutable(Path.of("/sbin", tool));
-    }
-
-    /** Runs a shell command line; fails the test with its output if it exits non-zero. */
-    private static String sh(String line) throws Exception {
-        String out = run(List.of("sh", "-c", line), 30);
-        assertTrue(out.startsWith("0\n"), "command failed: " + line + "\n" + out);
-        return out.substring(2);
-    }
-
-    private static String run(List<String> cmd, long seconds) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return "timeout\n";
-        }
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        return p.exitValue() + "\n" + out;
     }
 }
