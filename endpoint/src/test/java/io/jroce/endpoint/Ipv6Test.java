@@ -18,7 +18,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
@@ -44,7 +43,7 @@ class Ipv6Test {
             assertEquals("::1", p.a.gid(0).toString());
             assertFalse(p.a.gid(0).isIpv4Mapped());
             assertArrayEquals(LOOPBACK6.getAddress(), p.a.gid(0).raw(), "an IPv6 device's GID is its address");
-            exchangeEverything(p);
+            Pair.exchangeEveryOperation(p, 20_000);
             assertEquals(0, p.a.counters().drops(DropReason.ICRC));
             assertEquals(0, p.b.counters().drops(DropReason.ICRC));
             assertEquals(0, p.a.counters().drops(DropReason.WRONG_SOURCE));
@@ -73,8 +72,8 @@ class Ipv6Test {
     void ipv4AndIpv6DevicesInOneProcess() throws Exception {
         try (Pair six = new Pair(v6(null), v6(null));
              Pair four = new Pair(new DeviceConfig(Pair.addr("127.0.0.1")).port(0), new DeviceConfig(Pair.addr("127.0.0.1")).port(0))) {
-            exchangeEverything(six);
-            exchangeEverything(four);
+            Pair.exchangeEveryOperation(six, 20_000);
+            Pair.exchangeEveryOperation(four, 20_000);
             assertTrue(four.a.gid(0).isIpv4Mapped());
             assertEquals("::ffff:127.0.0.1", four.a.gid(0).toString());
             // one socket, one family: a QP of the IPv6 device cannot be pointed at the IPv4 one
@@ -161,56 +160,5 @@ class Ipv6Test {
         long t = 0;
         for (DropReason r : DropReason.values()) t += c.drops(r);
         return t;
-    }
-
-    /** SEND with immediate, WRITE, READ, FETCH_ADD and CMP_SWAP from a to b, each checked. */
-    static void exchangeEverything(Pair p) {
-        Pair.Conn c = p.connect(Mtu.MTU_1024, 0xFFFFF0, 0x000010);
-        int n = 20_000;
-        MemoryRegion srcA = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-        MemoryRegion dstB = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
-        byte[] data = new byte[n];
-        new Random(6).nextBytes(data);
-        srcA.buffer().put(data);
-
-        c.qpB.postRecv(new ReceiveWorkRequest(7, Sge.of(dstB)));
-        c.qpA.postSend(new SendWorkRequest(1, WrOpcode.SEND_WITH_IMM, Sge.of(srcA, 0, 3000)).immData(0x66).signaled());
-        assertEquals(WcStatus.SUCCESS, Pair.awaitOne(c.cqA).status());
-        WorkCompletion r = Pair.awaitOne(c.cqB);
-        assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
-        assertEquals(3000, r.byteLen());
-        assertEquals(0x66, r.immData());
-        byte[] got = new byte[3000];
-        dstB.buffer().get(got);
-        assertArrayEquals(Arrays.copyOf(data, 3000), got);
-
-        c.qpA.postSend(new SendWorkRequest(2, WrOpcode.RDMA_WRITE, Sge.of(srcA)).remote(dstB.address(), dstB.rkey()).signaled());
-        WorkCompletion w = Pair.awaitOne(c.cqA);
-        assertEquals(WcStatus.SUCCESS, w.status(), w.toString());
-        got = new byte[n];
-        dstB.buffer().get(got);
-        assertArrayEquals(data, got);
-
-        MemoryRegion back = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-        c.qpA.postSend(new SendWorkRequest(3, WrOpcode.RDMA_READ, Sge.of(back)).remote(dstB.address(), dstB.rkey()).signaled());
-        WorkCompletion rd = Pair.awaitOne(c.cqA);
-        assertEquals(WcStatus.SUCCESS, rd.status(), rd.toString());
-        got = new byte[n];
-        back.buffer().get(got);
-        assertArrayEquals(data, got);
-
-        MemoryRegion res = p.pdA.allocateAndRegister(8, Access.LOCAL_WRITE);
-        long before = dstB.getLong(0);
-        c.qpA.postSend(new SendWorkRequest(4, WrOpcode.ATOMIC_FETCH_AND_ADD, Sge.of(res)).remote(dstB.address(), dstB.rkey()).compareAdd(5).signaled());
-        WorkCompletion fa = Pair.awaitOne(c.cqA);
-        assertEquals(WcStatus.SUCCESS, fa.status(), fa.toString());
-        assertEquals(before, res.getLong(0));
-        assertEquals(before + 5, dstB.getLong(0));
-        c.qpA.postSend(new SendWorkRequest(5, WrOpcode.ATOMIC_CMP_AND_SWP, Sge.of(res)).remote(dstB.address(), dstB.rkey())
-                .compareAdd(before + 5).swap(42).signaled());
-        WorkCompletion cs = Pair.awaitOne(c.cqA);
-        assertEquals(WcStatus.SUCCESS, cs.status(), cs.toString());
-        assertEquals(before + 5, res.getLong(0));
-        assertEquals(42, dstB.getLong(0));
     }
 }

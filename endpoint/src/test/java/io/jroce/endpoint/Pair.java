@@ -2,10 +2,14 @@ package io.jroce.endpoint;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
@@ -150,5 +154,57 @@ final class Pair implements AutoCloseable {
         } finally {
             b.close();
         }
+    }
+
+    /** SEND with immediate, WRITE, READ, FETCH_ADD and CMP_SWAP of {@code n} random bytes from a to b, each checked, across the PSN wrap. */
+    static void exchangeEveryOperation(Pair p, int n) {
+        Conn c = p.connect(Mtu.MTU_1024, 0xFFFFF0, 0x000010);
+        MemoryRegion srcA = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+        MemoryRegion dstB = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
+        byte[] data = new byte[n];
+        new Random(6).nextBytes(data);
+        srcA.buffer().put(data);
+
+        c.qpB.postRecv(new ReceiveWorkRequest(7, Sge.of(dstB)));
+        c.qpA.postSend(new SendWorkRequest(1, WrOpcode.SEND_WITH_IMM, Sge.of(srcA, 0, Math.min(n, 3000))).immData(0x66).signaled());
+        assertEquals(WcStatus.SUCCESS, awaitOne(c.cqA).status());
+        WorkCompletion r = awaitOne(c.cqB);
+        assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+        assertEquals(Math.min(n, 3000), r.byteLen());
+        assertEquals(WcOpcode.RECV, r.opcode());
+        assertEquals(0x66, r.immData());
+        byte[] got = new byte[Math.min(n, 3000)];
+        dstB.buffer().get(got);
+        assertArrayEquals(Arrays.copyOf(data, Math.min(n, 3000)), got);
+
+        c.qpA.postSend(new SendWorkRequest(2, WrOpcode.RDMA_WRITE, Sge.of(srcA)).remote(dstB.address(), dstB.rkey()).signaled());
+        WorkCompletion w = awaitOne(c.cqA);
+        assertEquals(WcStatus.SUCCESS, w.status(), w.toString());
+        got = new byte[n];
+        dstB.buffer().get(got);
+        assertArrayEquals(data, got);
+
+        MemoryRegion back = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+        c.qpA.postSend(new SendWorkRequest(3, WrOpcode.RDMA_READ, Sge.of(back)).remote(dstB.address(), dstB.rkey()).signaled());
+        WorkCompletion rd = awaitOne(c.cqA);
+        assertEquals(WcStatus.SUCCESS, rd.status(), rd.toString());
+        assertEquals(WcOpcode.RDMA_READ, rd.opcode());
+        got = new byte[n];
+        back.buffer().get(got);
+        assertArrayEquals(data, got);
+
+        MemoryRegion res = p.pdA.allocateAndRegister(8, Access.LOCAL_WRITE);
+        long before = dstB.getLong(0);
+        c.qpA.postSend(new SendWorkRequest(4, WrOpcode.ATOMIC_FETCH_AND_ADD, Sge.of(res)).remote(dstB.address(), dstB.rkey()).compareAdd(5).signaled());
+        WorkCompletion fa = awaitOne(c.cqA);
+        assertEquals(WcStatus.SUCCESS, fa.status(), fa.toString());
+        assertEquals(before, res.getLong(0));
+        assertEquals(before + 5, dstB.getLong(0));
+        c.qpA.postSend(new SendWorkRequest(5, WrOpcode.ATOMIC_CMP_AND_SWP, Sge.of(res)).remote(dstB.address(), dstB.rkey())
+                .compareAdd(before + 5).swap(42).signaled());
+        WorkCompletion cs = awaitOne(c.cqA);
+        assertEquals(WcStatus.SUCCESS, cs.status(), cs.toString());
+        assertEquals(before + 5, res.getLong(0));
+        assertEquals(42, dstB.getLong(0));
     }
 }
