@@ -21,10 +21,11 @@ DISK_SIZE=${JROCE_LAB_DISK_SIZE:-2G}
 #   linux-image-amd64 initramfs-tools kmod   a kernel with rdma_rxe, virtio and 9p modules, and modprobe
 #   iproute2                                 ip, and rdma (to create rxe0), ss
 #   rdma-core ibverbs-providers              libibverbs and librxe (the user-space half of rdma_rxe)
-#   ibverbs-utils perftest                   ibv_rc_pingpong, ibv_devinfo; ib_{write,read,send,atomic}_{bw,lat}
+#   ibverbs-utils perftest                   ibv_rc_pingpong, ibv_ud_pingpong, ibv_devinfo; ib_{write,read,send,atomic}_{bw,lat}
+#   rdmacm-utils                             rping, ucmatose, udaddy (librdmacm's own test programs)
 #   procps util-linux tcpdump                ps, dmesg; a capture from inside a guest when debugging
 PACKAGES=(linux-image-amd64 initramfs-tools kmod iproute2 rdma-core ibverbs-providers ibverbs-utils perftest
-  procps util-linux tcpdump)
+  rdmacm-utils procps util-linux tcpdump)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap)"
@@ -46,8 +47,21 @@ cd "$CACHE"
 
 # 1. The root filesystem. Built beside its final place and renamed at the end, so an interrupted run
 #    leaves no half-made root behind that a later run would take for finished.
+#    A cached root that lacks packages added to the list since gets them with apt-get inside it.
 if [ -e root/.jroce-lab-root ]; then
   echo "lab: root filesystem cached in $CACHE/root"
+  missing=()
+  for p in "${PACKAGES[@]}"; do
+    chroot root dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "lab: adding ${missing[*]} to the cached root"
+    cp -f /etc/resolv.conf root/etc/resolv.conf
+    chroot root apt-get update -qq > "$CACHE/apt.log" 2>&1 \
+      && DEBIAN_FRONTEND=noninteractive chroot root apt-get install -y -qq --no-install-recommends "${missing[@]}" >> "$CACHE/apt.log" 2>&1 \
+      || { tail -n 20 "$CACHE/apt.log" >&2; die "apt-get in the cached root failed (log $CACHE/apt.log)"; }
+    chroot root apt-get clean
+  fi
 else
   echo "lab: debootstrap $SUITE from $MIRROR into $CACHE/root (a few minutes)"
   rm -rf root.partial
