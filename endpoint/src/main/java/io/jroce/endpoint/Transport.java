@@ -35,6 +35,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.unix.Errors;
 import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.netty.channel.unix.SegmentedDatagramPacket;
 import org.slf4j.Logger;
@@ -204,14 +205,25 @@ final class Transport {
         }
     }
 
-    /** A super-datagram was refused (EIO: no checksum offload on the route, EINVAL: segment above the path MTU...). */
+    /**
+     * A super-datagram failed to send: its packets are lost like any failed send (retransmission recovers
+     * them). An error that says the route cannot do GSO turns it off for good: EIO (no checksum offload on the
+     * route, net/ipv4/udp.c udp_send_skb), EINVAL (a segment above the path MTU, or too many segments),
+     * EOPNOTSUPP. Others (EPERM from a firewall, ENOBUFS) hit plain datagrams alike and change nothing.
+     */
     private void gsoFailed(Throwable cause) {
         counters.sendErrors++;
-        if (gso != null) {
+        if (gso != null && gsoUnsupported(cause)) {
             gso.emit();
             gso = null;
             log.warn("UDP GSO send failed ({}); sending datagrams one by one from now on", cause.toString());
         }
+    }
+
+    static boolean gsoUnsupported(Throwable cause) {
+        if (!(cause instanceof Errors.NativeIoException e)) return false;
+        int errno = -e.expectedErr();
+        return errno == 5 || errno == 22 || errno == 95; // EIO, EINVAL, EOPNOTSUPP (asm-generic/errno*.h)
     }
 
     /**
