@@ -60,6 +60,17 @@ class GsoTest {
     }
 
     @Test
+    void ipv6SuperDatagramsArriveIntact() throws Exception {
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("::1")).port(0).gso(true), new DeviceConfig(Pair.addr("::1")).port(0).gso(true))) {
+            writeAndReadBack(p, 3);
+            assertTrue(p.a.counters().gsoDatagrams > 0, p.a.counters().toString());
+            assertTrue(p.b.counters().gsoDatagrams > 0, p.b.counters().toString());
+            assertEquals(0, p.a.counters().totalDrops(), p.a.counters().toString());
+            assertEquals(0, p.b.counters().totalDrops(), p.b.counters().toString());
+        }
+    }
+
+    @Test
     void offSendsEveryPacketWithIdZero(@TempDir Path dir) throws Exception {
         Path pcap = dir.resolve("nogso.pcap");
         try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.13.3")).port(0).pcap(pcap).gso(false),
