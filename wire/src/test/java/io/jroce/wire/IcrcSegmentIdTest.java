@@ -1,6 +1,7 @@
 package io.jroce.wire;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +35,35 @@ class IcrcSegmentIdTest {
             assertEquals(k, icrc.verifyIpv4UnknownId(SRC, DST, 4791, 4791, p, 0, len, false), "the receiver solves ID " + k);
             if (k > 0) assertFalse(icrc.verifyIpv4(SRC, DST, 0, Icrc.IPV4_DF, 4791, 4791, p, 0, len), "ID 0 does not fit segment " + k);
             assertTrue(icrc.verifyIpv4(SRC, DST, k, Icrc.IPV4_DF, 4791, 4791, p, 0, len));
+        }
+    }
+
+    /** A slice of a pooled direct buffer (how a batched receive hands out datagrams) is fed through its root's NIO view. */
+    @Test
+    void aSliceOfAPooledDirectBufferGivesTheSameIcrc() {
+        Icrc icrc = new Icrc();
+        int len = BthView.LENGTH + 1024 + RoceV2.ICRC_LENGTH;
+        ByteBuf heap = Unpooled.buffer(len);
+        new BthView().wrap(heap, 0).write(Opcode.RC_SEND_ONLY.code(), false, false, 0, RoceV2.DEFAULT_PKEY, 0x12, true, 5);
+        heap.writerIndex(BthView.LENGTH);
+        for (int i = 0; i < 1024; i++) heap.writeByte(i * 13);
+        heap.writeZero(RoceV2.ICRC_LENGTH);
+        icrc.writeIpv4(SRC, DST, 3, Icrc.IPV4_DF, 4791, 4791, heap, 0, len);
+        ByteBuf batch = PooledByteBufAllocator.DEFAULT.directBuffer(8192);
+        try {
+            batch.writeZero(777).writeBytes(heap, 0, len).writeZero(100);
+            ByteBuf slice = batch.retainedSlice(777, len);
+            try {
+                assertTrue(slice.unwrap() != null && slice.hasMemoryAddress(), "a derived buffer over native memory");
+                assertEquals(3, icrc.verifyIpv4UnknownId(SRC, DST, 4791, 4791, slice, 0, len, false));
+                assertEquals(Icrc.wireValue(heap, 0, len), icrc.computeIpv4(SRC, DST, 3, Icrc.IPV4_DF, 4791, 4791, slice, 0, len));
+                slice.setByte(500, slice.getByte(500) ^ 1);
+                assertEquals(-1, icrc.verifyIpv4UnknownId(SRC, DST, 4791, 4791, slice, 0, len, false), "the slice's own bytes are read");
+            } finally {
+                slice.release();
+            }
+        } finally {
+            batch.release();
         }
     }
 
