@@ -60,6 +60,11 @@ public final class DeviceOptions {
             + "on stderr when the run ends, also after a failure: one line 'counters device ADDR: name=value ...'.")
     boolean counters;
 
+    @Option(names = "--gso", negatable = true, description = "UDP GSO on send (default on; also -Djroce.gso=false): a run of "
+            + "equal-size packets to one peer leaves as one UDP_SEGMENT write that the kernel cuts into one datagram per packet, each "
+            + "with its own ICRC. --no-gso sends every packet with its own system call entry. Not used together with --chaos.")
+    Boolean gso;
+
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
@@ -152,6 +157,7 @@ public final class DeviceOptions {
 
     private DeviceConfig base(CommandSpec spec, InetAddress local) {
         DeviceConfig config = new DeviceConfig(local);
+        if (gso != null) config.gso(gso);
         if (pcap != null) {
             Path dir = pcap.toAbsolutePath().getParent();
             if (dir != null && !Files.isDirectory(dir)) {

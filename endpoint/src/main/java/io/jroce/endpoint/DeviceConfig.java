@@ -15,6 +15,7 @@ public final class DeviceConfig {
     int socketBufferBytes = 4 << 20;
     DatagramFilter filter;
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
+    boolean gso = !"false".equals(System.getProperty("jroce.gso"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -81,6 +82,15 @@ public final class DeviceConfig {
     }
 
     public Mtu portMtu() { return portMtu; }
+
+    /**
+     * UDP GSO on send (default on; the system property {@code jroce.gso=false} turns it off): runs of
+     * equal-length packets to one peer within a flush batch leave as one {@code UDP_SEGMENT} write that the
+     * kernel cuts into one datagram per packet, each with its own ICRC (IPv4: computed for the ID k that
+     * segment k gets). Needs the epoll transport; not used while a {@link #filter} is installed.
+     */
+    public DeviceConfig gso(boolean v) { gso = v; return this; }
+
     public InetAddress address() { return address; }
     public int port() { return port; }
 }

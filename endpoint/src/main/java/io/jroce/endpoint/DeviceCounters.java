@@ -16,6 +16,9 @@ public final class DeviceCounters {
     public long timeouts;
     public long ghostResponse;
     public long sendErrors;
+    /** UDP GSO super-datagrams written, and the RoCE packets (segments) they held. */
+    public long gsoDatagrams;
+    public long gsoSegments;
     final long[] drops = new long[DropReason.values().length];
 
     void drop(DropReason reason) {
@@ -34,7 +37,7 @@ public final class DeviceCounters {
 
     void reset() {
         packetsIn = bytesIn = packetsOut = bytesOut = 0;
-        retransmits = timeouts = ghostResponse = sendErrors = 0;
+        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = 0;
         java.util.Arrays.fill(drops, 0);
     }
 
@@ -48,6 +51,8 @@ public final class DeviceCounters {
         c.timeouts = timeouts;
         c.ghostResponse = ghostResponse;
         c.sendErrors = sendErrors;
+        c.gsoDatagrams = gsoDatagrams;
+        c.gsoSegments = gsoSegments;
         System.arraycopy(drops, 0, c.drops, 0, drops.length);
         return c;
     }
@@ -62,6 +67,8 @@ public final class DeviceCounters {
         m.put("timeouts", timeouts);
         m.put("unexpected_responses", ghostResponse);
         m.put("send_errors", sendErrors);
+        m.put("gso_datagrams", gsoDatagrams);
+        m.put("gso_segments", gsoSegments);
         for (DropReason r : DropReason.values()) m.put("drop_" + r.name().toLowerCase(), drops[r.ordinal()]);
         return m;
     }

@@ -17,8 +17,10 @@ import io.jroce.wire.pcap.PcapWriter;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -34,7 +36,9 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.unix.Errors;
 import io.netty.channel.unix.IntegerUnixChannelOption;
+import io.netty.channel.unix.SegmentedDatagramPacket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,6 +72,12 @@ import java.util.concurrent.TimeoutException;
  * Linux option and value as the IPv4 one, so both families behave alike). {@code UDP_NO_CHECK6_RX}
  * accepts a zero UDP checksum, which rdma_rxe sends (rxe_net.c prepare_udp_hdr writes 0 over IPv6 too); the
  * kernel still writes a correct checksum on what we send and still drops a wrong non-zero one.
+ *
+ * <p>UDP GSO (on by default with epoll, {@link DeviceConfig#gso}): the packets of a flush batch that go to
+ * one peer with one length leave as one {@code UDP_SEGMENT} super-datagram ({@link GsoBatcher}); segment k
+ * leaves with IPv4 ID k, so its ICRC is computed for ID k. Off while a datagram filter is installed, so that
+ * fault injection keeps deciding per RoCE packet, and off for the rest of the device's life after a
+ * super-datagram fails to send (the packets it held are retransmitted as plain datagrams).
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
@@ -124,6 +134,11 @@ final class Transport {
     private byte[] lastSource16 = new byte[16];
     private boolean flushScheduled;
     private final Runnable flushTask = this::flushNow;
+    /** Non-null while UDP GSO is in use: groups equal-length packets to one peer into super-datagrams. */
+    private GsoBatcher gso;
+    private final ChannelFutureListener gsoWritten = f -> {
+        if (!f.isSuccess()) gsoFailed(f.cause());
+    };
 
     Transport(Device device, DeviceConfig config) throws IOException {
         this.device = device;
@@ -177,6 +192,42 @@ final class Transport {
         this.loop = channel.eventLoop();
         // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
         this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
+        if (config.gso && epoll && config.filter == null && EpollDatagramChannel.isSegmentedDatagramPacketSupported()) {
+            this.gso = new GsoBatcher(alloc, GsoBatcher.MAX_SEGMENTS, new GsoBatcher.Sink() {
+                @Override
+                public void single(ByteBuf packet, InetSocketAddress to) {
+                    channel.write(new DatagramPacket(packet, to), channel.voidPromise());
+                }
+
+                @Override
+                public void segmented(CompositeByteBuf packets, int segmentSize, int count, InetSocketAddress to) {
+                    counters.gsoDatagrams++;
+                    counters.gsoSegments += count;
+                    channel.write(new SegmentedDatagramPacket(packets, segmentSize, to), channel.newPromise().addListener(gsoWritten));
+                }
+            });
+        }
+    }
+
+    /**
+     * A super-datagram failed to send: its packets are lost like any failed send (retransmission recovers
+     * them). An error that says the route cannot do GSO turns it off for good: EIO (no checksum offload on the
+     * route, net/ipv4/udp.c udp_send_skb), EINVAL (a segment above the path MTU, or too many segments),
+     * EOPNOTSUPP. Others (EPERM from a firewall, ENOBUFS) hit plain datagrams alike and change nothing.
+     */
+    private void gsoFailed(Throwable cause) {
+        counters.sendErrors++;
+        if (gso != null && gsoUnsupported(cause)) {
+            gso.emit();
+            gso = null;
+            log.warn("UDP GSO send failed ({}); sending datagrams one by one from now on", cause.toString());
+        }
+    }
+
+    static boolean gsoUnsupported(Throwable cause) {
+        if (!(cause instanceof Errors.NativeIoException e)) return false;
+        int errno = -e.expectedErr();
+        return errno == 5 || errno == 22 || errno == 95; // EIO, EINVAL, EOPNOTSUPP (asm-generic/errno*.h)
     }
 
     /**
@@ -193,6 +244,8 @@ final class Transport {
     }
 
     boolean isEpoll() { return epoll; }
+    /** Whether packets currently leave as GSO super-datagrams where they can. */
+    boolean isGso() { return gso != null; }
     boolean isIpv6() { return ipv6; }
     int localPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
     /** IPv4 device: its address as a big-endian int. */
@@ -255,6 +308,7 @@ final class Transport {
 
     void flushNow() {
         flushScheduled = false;
+        if (gso != null) gso.emit();
         channel.flush();
     }
 
@@ -282,15 +336,18 @@ final class Transport {
     }
 
     /**
-     * Stamps the ICRC (IPv4: for our address, ID 0, DF; IPv6: over the masked IPv6 pseudo-header) and queues
-     * the datagram; flushed with the batch.
+     * Stamps the ICRC (IPv4: for our address, DF and the ID the packet will leave with: 0, or k as segment k
+     * of a GSO super-datagram; IPv6: over the masked IPv6 pseudo-header) and queues the datagram; flushed
+     * with the batch.
      */
     private void send(QueuePair qp, ByteBuf b) {
         int len = b.writerIndex();
+        GsoBatcher batcher = gso;
+        int ipId = batcher == null ? 0 : batcher.position(qp.destSocket, len);
         if (ipv6) {
             txIcrc.writeIpv6(localAddr16, qp.destAddress16, localPort, qp.destPort, b, 0, len);
         } else {
-            txIcrc.writeIpv4(localAddr, qp.destAddressInt, 0, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
+            txIcrc.writeIpv4(localAddr, qp.destAddressInt, ipId, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
         }
         counters.packetsOut++;
         counters.bytesOut += len;
@@ -298,9 +355,13 @@ final class Transport {
         qp.counters.bytesOut += len;
         if (pcap != null) {
             if (ipv6) record6(localAddr16, localPort, qp.destAddress16, qp.destPort, b, len);
-            else record(localAddr, localPort, qp.destAddressInt, qp.destPort, 0, b, len);
+            else record(localAddr, localPort, qp.destAddressInt, qp.destPort, ipId, b, len);
         }
-        channel.write(new DatagramPacket(b, qp.destSocket), channel.voidPromise());
+        if (batcher != null) {
+            batcher.add(b, qp.destSocket);
+        } else {
+            channel.write(new DatagramPacket(b, qp.destSocket), channel.voidPromise());
+        }
     }
 
     /**
@@ -470,6 +531,16 @@ final class Transport {
 
     void close() {
         try {
+            if (gso != null && !group.isShuttingDown()) {
+                try {
+                    call(() -> {
+                        if (gso != null) gso.discard();
+                        return null;
+                    });
+                } catch (RuntimeException e) {
+                    log.debug("releasing the open GSO run: {}", e.toString());
+                }
+            }
             channel.close().syncUninterruptibly();
         } finally {
             group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS).syncUninterruptibly();

@@ -316,6 +316,8 @@ public final class Icrc {
         }
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + index, length);
+        } else if (feedFromRoot(buf, index, length)) {
+            return;
         } else if (buf.nioBufferCount() == 1) {
             // internalNioBuffer reuses the buffer's own NIO view (no allocation for pooled/unpooled direct
             // buffers); CRC32.update(ByteBuffer) on a direct buffer is the same intrinsic as on an array.
@@ -331,6 +333,24 @@ public final class Icrc {
                 done += n;
             }
         }
+    }
+
+    /**
+     * A slice of a direct buffer (each datagram of a batched receive is one) builds a new NIO view on every
+     * {@code internalNioBuffer} call; its root buffer keeps one and reuses it. Both have memory addresses,
+     * and the difference is the slice's offset in the root, so the root's view serves without allocating.
+     */
+    private boolean feedFromRoot(ByteBuf buf, int index, int length) {
+        ByteBuf root = buf.unwrap();
+        if (root == null || !buf.hasMemoryAddress() || !root.hasMemoryAddress() || root.nioBufferCount() != 1) {
+            return false;
+        }
+        long adjustment = buf.memoryAddress() - root.memoryAddress();
+        if (adjustment < 0 || adjustment + index + length > root.capacity()) {
+            return false;
+        }
+        crc.update(root.internalNioBuffer((int) adjustment + index, length));
+        return true;
     }
 
     private static void checkSlice(ByteBuf buf, int off, int len, int maxLen) {

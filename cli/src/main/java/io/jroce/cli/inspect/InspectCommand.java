@@ -37,7 +37,10 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code jroce inspect CAPTURE.pcap}: decodes every RoCEv2 packet (UDP datagram to port 4791) of a capture,
- * one line per packet, and verifies its ICRC exactly, over the IP header as captured.
+ * one line per packet, and verifies its ICRC exactly, over the IP header as captured. A UDP GSO
+ * super-datagram (several RoCE packets of one size in one datagram, captured before the kernel cut it;
+ * {@link GsoSplit}) is shown as its packets, one line each, labelled {@code gso=k/n}, each ICRC checked for
+ * the IPv4 ID its segment leaves with.
  */
 @Command(name = "inspect",
         mixinStandardHelpOptions = true,
@@ -45,6 +48,9 @@ import java.util.concurrent.Callable;
         description = {
             "Decode the RoCEv2 packets (UDP to port 4791) in a pcap or pcapng capture: BTH, extension headers, "
                     + "payload length, and an exact ICRC check over the captured IP header.",
+            "A UDP GSO super-datagram (one datagram holding several RoCE packets of equal size back to back, "
+                    + "as captured on a veth or bridge before segmentation) is shown as its packets, labelled gso=k/n; "
+                    + "packet k's ICRC is checked for the IPv4 ID captured + k, the ID its datagram gets when cut.",
             "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
                     + "or an unreadable file."
         })
@@ -81,6 +87,9 @@ public final class InspectCommand implements Callable<Integer> {
     private final BthView rawBth = new BthView();
     private final Icrc icrc = new Icrc();
     private final CmDecode cm = new CmDecode();
+    private final GsoSplit gso = new GsoSplit();
+    private long gsoDatagrams;
+    private long gsoPackets;
     /** packets per opcode name, in opcode order */
     private final Map<Integer, Integer> byOpcode = new TreeMap<>();
     private long packets;
@@ -129,8 +138,21 @@ public final class InspectCommand implements Callable<Integer> {
                 if (!f.isUdp() || f.dstPort() != port) {
                     continue;
                 }
-                Map<String, Object> rec = inspect(f);
-                out.println(json ? Json.toJson(rec) : text(rec));
+                int segment = superDatagramSegment(f);
+                if (segment == 0) {
+                    Map<String, Object> rec = inspect(f, f.udpPayloadOffset(), f.udpPayloadLength(), -1, 0);
+                    out.println(json ? Json.toJson(rec) : text(rec));
+                    continue;
+                }
+                int len = f.udpPayloadLength();
+                int n = (len + segment - 1) / segment;
+                gsoDatagrams++;
+                gsoPackets += n;
+                for (int k = 0; k < n; k++) {
+                    int off = f.udpPayloadOffset() + k * segment;
+                    Map<String, Object> rec = inspect(f, off, Math.min(segment, len - k * segment), k, n);
+                    out.println(json ? Json.toJson(rec) : text(rec));
+                }
             }
         } catch (IOException e) {
             readError = Main.describe(e);
@@ -146,17 +168,37 @@ public final class InspectCommand implements Callable<Integer> {
 
     // ------------------------------------------------------------------------------------------ decoding
 
-    private Map<String, Object> inspect(PcapFrame f) {
+    /**
+     * The segment size when the frame is a GSO super-datagram, else 0. Only a datagram that is not one valid
+     * RoCE packet is examined, so an ordinary capture costs nothing more.
+     */
+    private int superDatagramSegment(PcapFrame f) {
+        boolean complete = !f.isTruncated() && f.ipOffset() + f.ipLength() <= f.capturedLength();
+        if (!complete) return 0;
+        ByteBuf buf = f.asByteBuf();
+        if (packet.decode(buf, f.udpPayloadOffset(), f.udpPayloadLength()) == Problem.NONE && verifyIcrc(buf, f)) return 0;
+        return gso.segmentSize(f, buf);
+    }
+
+    /**
+     * One packet: the frame's whole UDP payload (segment -1), or packet {@code segment} of the
+     * {@code segments} in a GSO super-datagram, at [off, off+len).
+     */
+    private Map<String, Object> inspect(PcapFrame f, int off, int len, int segment, int segments) {
         packets++;
         ByteBuf buf = f.asByteBuf();
-        int off = f.udpPayloadOffset();
-        int len = f.udpPayloadLength();
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("frame", f.frameNumber());
         r.put("src", IpText.of(f.srcAddress()));
         r.put("src_port", f.srcPort());
         r.put("dst", IpText.of(f.dstAddress()));
         r.put("dst_port", f.dstPort());
+        if (segment >= 0) {
+            // a super-datagram as captured before segmentation: which packet of it, and its datagram's IPv4 ID
+            Map<String, Object> g = obj("segment", segment, "segments", segments);
+            if (f.ipVersion() == 4) g.put("ip_id", GsoSplit.segmentId(f, segment));
+            r.put("gso", g);
+        }
 
         boolean complete = !f.isTruncated() && f.ipOffset() + f.ipLength() <= f.capturedLength();
         Problem problem = complete ? packet.decode(buf, off, len) : null;
@@ -210,7 +252,7 @@ public final class InspectCommand implements Callable<Integer> {
         String verdict;
         if (!complete) {
             verdict = "unchecked";
-        } else if (verifyIcrc(buf, f)) {
+        } else if (segment >= 0 ? gso.segmentIcrcOk(f, buf, off, len, segment) : verifyIcrc(buf, f)) {
             verdict = "ok";
         } else {
             verdict = "bad";
@@ -310,6 +352,11 @@ public final class InspectCommand implements Callable<Integer> {
                 sb.append("MALFORMED: ").append(e.getValue()).append(';');
                 continue;
             }
+            if (k.equals("gso") && e.getValue() instanceof Map<?, ?> g) {
+                sb.append("gso=").append(g.get("segment")).append('/').append(g.get("segments"));
+                if (g.get("ip_id") != null) sb.append(" ip_id=").append(g.get("ip_id"));
+                continue;
+            }
             appendText(sb, k, e.getValue());
         }
         return sb.toString();
@@ -355,11 +402,19 @@ public final class InspectCommand implements Callable<Integer> {
         if (json) {
             Map<String, Object> s = obj("packets", packets, "by_opcode", by, "malformed", malformed,
                     "bad_icrc", badIcrc, "frames", frames, "port", port);
+            if (gsoDatagrams > 0) {
+                s.put("gso_datagrams", gsoDatagrams);
+                s.put("gso_packets", gsoPackets);
+            }
             out.println(Json.toJson(obj("summary", s)));
             return;
         }
         out.printf("%d RoCEv2 packet%s (UDP port %d) in %d frame%s: %d malformed, %d bad ICRC%n",
                 packets, packets == 1 ? "" : "s", port, frames, frames == 1 ? "" : "s", malformed, badIcrc);
+        if (gsoDatagrams > 0) {
+            out.printf("%d UDP GSO super-datagram%s (captured before segmentation) held %d of these packets%n",
+                    gsoDatagrams, gsoDatagrams == 1 ? "" : "s", gsoPackets);
+        }
         by.forEach((op, n) -> out.printf("  %-34s %6d%n", op, (Integer) n));
     }
 }
