@@ -29,7 +29,10 @@ final class Completer {
     long retransmitAt;
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
     private int retriedAt = -1;
-
+    /** Selective repeat: the SACK scoreboard (null when the extension is off: Go-Back-N). */
+    SackScoreboard sack;
+    /** Selective repeat: the PSN a READ was last asked again from, so one gap in its responses asks once. */
+    private int readResumedAt = -1;
 
     Completer(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -44,6 +47,13 @@ final class Completer {
         retriedAt = -1;
         rttPsn = -1;
         srttNanos = 0;
+        readResumedAt = -1;
+        if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
+            if (sack == null) sack = new SackScoreboard();
+            sack.reset(startPsn);
+        } else {
+            sack = null;
+        }
     }
 
     boolean hasOutstanding() {
@@ -69,7 +79,8 @@ final class Completer {
 
     private void rttAcked(int ackedThrough) {
         if (rttPsn >= 0 && Psn.compare(ackedThrough, rttPsn) >= 0) {
-            long sample = tx.clock().nanoTime() - rttStart;
+            long now = tx.clock().nanoTime();
+            long sample = now - rttStart;
             srttNanos = srttNanos == 0 ? sample : (7 * srttNanos + sample) / 8;
             rttPsn = -1;
         }
@@ -89,6 +100,10 @@ final class Completer {
 
     private void progress() {
         rttAcked(Psn.add(unackedPsn, -1));
+        if (sack != null) {
+            sack.advance(unackedPsn);
+            readResumedAt = -1;
+        }
         if (hasOutstanding()) armProbe(false);
         else probeAt = 0;
         retryLeft = qp.retryCnt;
@@ -146,7 +161,9 @@ final class Completer {
                 Aeth.NakCode code = Aeth.NakCode.of(Aeth.value(syndrome));
                 qp.counters.naksReceived++;
                 if (ackThrough(Psn.add(psn, -1))) progress();
-                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
+                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR && sack != null) {
+                    onSack(psn, p.aeth().msn());
+                } else if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
                     qp.counters.seqNaksReceived++;
                     retry(psn);
                 } else {
@@ -171,7 +188,9 @@ final class Completer {
             SendWqe w = qp.sq.head();
             if (!w.started) break;
             if (w.opcode.isReadOrAtomic()) {
-                if (Psn.compare(psn, w.lastPsn) >= 0) {
+                // selective repeat: the responder may acknowledge later requests before it has sent all of this
+                // READ's responses (they leave in passes), so passing it is no sign of loss; gaps and timers are
+                if (sack == null && Psn.compare(psn, w.lastPsn) >= 0) {
                     unackedPsn = Psn.add(w.firstPsn, w.respPkts);
                     retry(unackedPsn);
                 }
@@ -229,7 +248,14 @@ final class Completer {
         }
         if (cmp > 0) {
             // a response was lost: ask again from the first missing one (rxe: COMPST_ERROR_RETRY)
-            if (Psn.compare(psn, w.lastPsn) <= 0) retry(expected);
+            if (Psn.compare(psn, w.lastPsn) <= 0) {
+                if (sack == null) {
+                    retry(expected);
+                } else if (readResumedAt != expected) {
+                    readResumedAt = expected; // once per gap: later responses of the same stream say the same
+                    qp.requester.resendOne(expected, null, true);
+                }
+            }
             return;
         }
         Opcode op = p.opcode();
@@ -290,6 +316,67 @@ final class Completer {
             i++;
         }
         return true;
+    }
+
+    /**
+     * Selective repeat: the responder holds {@code sackedPsn} and expects the NAK's PSN (already applied as a
+     * cumulative acknowledgement as far as it goes: not past an unanswered READ). Enters recovery if not in it, then resends each PSN below the highest SACKed
+     * one that was neither SACKed nor resent earlier in this recovery.
+     */
+    private void onSack(int expected, int sackedPsn) {
+        qp.counters.sacksReceived++;
+        SackScoreboard sb = sack;
+        sb.advance(unackedPsn);
+        if (Psn.compare(sackedPsn, qp.requester.sqPsn) >= 0 || !sb.mark(sackedPsn)) return; // stale or out of range
+        if (!sb.inRecovery) {
+            sb.inRecovery = true;
+            sb.recoveryPsn = qp.requester.sqPsn;
+            sb.rtxNext = unackedPsn;
+            rttPsn = -1; // Karn: no RTT sample across a retransmission
+        }
+        // the responder has every request before the PSN it expects: a READ there is being answered, not lost
+        if (Psn.compare(expected, sb.rtxNext) > 0) sb.rtxNext = expected;
+        resendHoles(sb.highSack, false);
+        ensureTimer();
+    }
+
+    /**
+     * Resends the holes in [rtxNext, end): PSNs not SACKed (and not resent yet in this recovery). After a timeout
+     * an unfinished READ or atomic is asked again even if its request was SACKed: its response may be what was lost.
+     */
+    private void resendHoles(int end, boolean afterTimeout) {
+        SackScoreboard sb = sack;
+        int p = Psn.compare(sb.rtxNext, unackedPsn) < 0 ? unackedPsn : sb.rtxNext;
+        int budget = SackScoreboard.SIZE;
+        while (Psn.compare(p, end) < 0 && budget-- > 0 && qp.state == QpState.RTS) {
+            p = qp.requester.resendOne(p, sb, afterTimeout);
+        }
+        if (Psn.compare(p, sb.rtxNext) > 0) sb.rtxNext = p;
+    }
+
+    /**
+     * Selective repeat, local ACK timeout: everything still unacknowledged and not SACKed is taken as lost and
+     * resent once (no Go-Back-N: what the responder holds is not sent again). Counts against retry_cnt.
+     */
+    private void selectiveTimeout() {
+        if (retryLeft <= 0) {
+            failOldest(WcStatus.RETRY_EXC_ERR, 0);
+            return;
+        }
+        retryLeft--;
+        qp.counters.retries++;
+        tx.counters().retransmits++;
+        rttPsn = -1;
+        SackScoreboard sb = sack;
+        sb.advance(unackedPsn);
+        sb.inRecovery = true;
+        sb.recoveryPsn = qp.requester.sqPsn;
+        sb.rtxNext = unackedPsn;
+        readResumedAt = -1;
+        int end = Psn.add(unackedPsn, SackScoreboard.SIZE);
+        if (Psn.compare(end, qp.requester.sqPsn) > 0) end = qp.requester.sqPsn;
+        resendHoles(end, true);
+        ensureTimer();
     }
 
     /** Go-Back-N from {@code psn}, counting against retry_cnt (IBA 9.7.6.1.1; rxe req_retry). */
@@ -365,6 +452,10 @@ final class Completer {
                 qp.counters.timeouts++;
                 tx.counters().timeouts++;
                 retriedAt = -1;
+                if (sack != null && !req.rnrWaiting) {
+                    selectiveTimeout();
+                    return retransmitAt != 0 || req.rnrWaiting || probeAt != 0;
+                }
                 SendWqe w = qp.sq.head();
                 int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
                         : w.opcode.isAtomic() ? w.firstPsn

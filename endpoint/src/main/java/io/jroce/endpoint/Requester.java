@@ -213,6 +213,39 @@ final class Requester {
     }
 
     /**
+     * Selective repeat: resends the one packet with {@code psn} (with AckReq, so the responder acknowledges as soon
+     * as the gap it fills is closed), or, when {@code psn} belongs to a READ or atomic, its request (a READ from
+     * its first missing response). Only what was transmitted before is resent, and nothing {@code sacked} holds
+     * (a READ/atomic request the responder holds is asked again only {@code afterTimeout}). Returns the PSN to look at next:
+     * {@code psn + 1}, or the PSN after the READ/atomic's range.
+     */
+    int resendOne(int psn, SackScoreboard sacked, boolean afterTimeout) {
+        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
+            SendWqe w = qp.sq.slot(i);
+            if (!w.started) break;
+            if (Psn.compare(psn, w.firstPsn) < 0 || Psn.compare(psn, w.lastPsn) > 0) continue;
+            if (w.opcode.isReadOrAtomic()) {
+                boolean arrived = sacked != null && sacked.isSacked(w.firstPsn);
+                if (w.nextPkt > 0 && !w.done && (afterTimeout || !arrived)) {
+                    qp.completer.packetSent();
+                    if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
+                    else sendAtomic(w);
+                    qp.counters.selectiveRetransmits++;
+                }
+                return Psn.next(w.lastPsn);
+            }
+            int pkt = Psn.distance(w.firstPsn, psn);
+            if (pkt < w.sentHigh && (sacked == null || !sacked.isSacked(psn))) {
+                qp.completer.packetSent();
+                sendDataPacket(w, pkt, psn, true);
+                qp.counters.selectiveRetransmits++;
+            }
+            return Psn.next(psn);
+        }
+        return Psn.next(psn);
+    }
+
+    /**
      * Go-Back-N: the next transmission is the packet with {@code psn}; everything after it is sent again.
      * Returns false if no unretired WQE holds that PSN.
      */
