@@ -33,6 +33,8 @@ final class Completer {
     SackScoreboard sack;
     /** Selective repeat: the PSN a READ was last asked again from, so one gap in its responses asks once. */
     private int readResumedAt = -1;
+    /** Congestion control (null when the extension is off). */
+    CongestionControl cc;
 
     Completer(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -53,6 +55,28 @@ final class Completer {
             sack.reset(startPsn);
         } else {
             sack = null;
+        }
+        if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
+            int ceiling = tx.maxUnackedPsns();
+            if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
+            cc = new CongestionControl(ceiling);
+            ccCounters();
+        } else {
+            cc = null;
+        }
+    }
+
+    private void ccCounters() {
+        qp.counters.cwnd = cc.limit();
+        qp.counters.cwndDecreases = cc.decreases;
+    }
+
+    /** A CNP named this QP: counted always, acted on as a DCQCN reaction point when congestion control is on. */
+    void onCnp() {
+        qp.counters.cnpsReceived++;
+        if (cc != null) {
+            cc.onCnp(tx.clock().nanoTime());
+            ccCounters();
         }
     }
 
@@ -82,6 +106,7 @@ final class Completer {
             long now = tx.clock().nanoTime();
             long sample = now - rttStart;
             srttNanos = srttNanos == 0 ? sample : (7 * srttNanos + sample) / 8;
+            if (cc != null) cc.onRtt(sample, now);
             rttPsn = -1;
         }
     }
@@ -136,11 +161,17 @@ final class Completer {
             return;
         }
         Opcode op = p.opcode();
+        int before = unackedPsn;
         switch (op.operation()) {
             case ACKNOWLEDGE -> onAck(p, psn);
             case ATOMIC_ACKNOWLEDGE -> onAtomicAck(p, psn);
             case RDMA_READ_RESPONSE -> onReadResponse(p, psn);
             default -> tx.counters().drop(DropReason.UNEXPECTED_OPCODE);
+        }
+        if (cc != null) {
+            int acked = Psn.distance(before, unackedPsn);
+            if (acked > 0 && acked < (1 << 23)) cc.onAcked(acked, tx.clock().nanoTime(), srttNanos);
+            ccCounters();
         }
         qp.requester.run();
         ensureTimer();
@@ -332,6 +363,7 @@ final class Completer {
             sb.inRecovery = true;
             sb.recoveryPsn = qp.requester.sqPsn;
             sb.rtxNext = unackedPsn;
+            if (cc != null) cc.onLoss(tx.clock().nanoTime(), srttNanos);
             rttPsn = -1; // Karn: no RTT sample across a retransmission
         }
         // the responder has every request before the PSN it expects: a READ there is being answered, not lost
@@ -368,6 +400,7 @@ final class Completer {
         tx.counters().retransmits++;
         rttPsn = -1;
         SackScoreboard sb = sack;
+        if (cc != null) cc.onTimeout(tx.clock().nanoTime());
         sb.advance(unackedPsn);
         sb.inRecovery = true;
         sb.recoveryPsn = qp.requester.sqPsn;
@@ -400,6 +433,7 @@ final class Completer {
         // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
         retryLeft--;
         retriedAt = psn;
+        if (cc != null) cc.onLoss(tx.clock().nanoTime(), srttNanos);
         rttPsn = -1; // Karn: no RTT sample across a retransmission
         qp.counters.retries++;
         tx.counters().retransmits++;

@@ -29,6 +29,10 @@ public final class QpCounters {
     /** Selective repeat, requester: SACKs received and single packets resent for them or after a timeout. */
     public long sacksReceived;
     public long selectiveRetransmits;
+    /** Congestion control: current window (packets), its decreases, and CNPs received. */
+    public long cwnd;
+    public long cwndDecreases;
+    public long cnpsReceived;
 
     QpCounters copy() {
         QpCounters c = new QpCounters();
@@ -53,6 +57,9 @@ public final class QpCounters {
         c.oooDropped = oooDropped;
         c.sacksReceived = sacksReceived;
         c.selectiveRetransmits = selectiveRetransmits;
+        c.cwnd = cwnd;
+        c.cwndDecreases = cwndDecreases;
+        c.cnpsReceived = cnpsReceived;
         return c;
     }
 
@@ -79,6 +86,9 @@ public final class QpCounters {
         m.put("ooo_dropped", oooDropped);
         m.put("sacks_received", sacksReceived);
         m.put("selective_retransmits", selectiveRetransmits);
+        m.put("cwnd", cwnd);
+        m.put("cwnd_decreases", cwndDecreases);
+        m.put("cnps_received", cnpsReceived);
         return m;
     }
 

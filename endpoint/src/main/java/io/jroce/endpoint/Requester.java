@@ -69,7 +69,13 @@ final class Requester {
 
     /** True when {@code psn} lies a window or more past the oldest unacknowledged PSN (resends never wait). */
     private boolean windowFull(Completer comp, int psn) {
-        return Psn.compare(psn, Psn.add(comp.unackedPsn, tx.maxUnackedPsns())) >= 0 && comp.hasOutstanding();
+        return Psn.compare(psn, Psn.add(comp.unackedPsn, windowLimit())) >= 0 && comp.hasOutstanding();
+    }
+
+    /** PSNs that may be unacknowledged: the device window, or the congestion window when that is on. */
+    private int windowLimit() {
+        CongestionControl cc = qp.completer.cc;
+        return cc == null ? tx.maxUnackedPsns() : cc.limit();
     }
 
     private void start(SendWqe w) {
@@ -151,7 +157,7 @@ final class Requester {
         }
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
-        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, tx.maxUnackedPsns())) >= 0;
+        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, windowLimit())) >= 0;
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         if (ackReq) {
             noAckPkts = 0;

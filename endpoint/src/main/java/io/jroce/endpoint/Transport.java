@@ -386,6 +386,10 @@ final class Transport {
             return;
         }
         Opcode op = rx.opcode();
+        if (op == Opcode.CNP) {
+            onCnp(srcAddr);
+            return;
+        }
         if (!op.isRc()) {
             counters.drop(DropReason.UNSUPPORTED_OPCODE);
             return;
@@ -411,6 +415,21 @@ final class Transport {
         } else {
             qp.completer.onResponse(rx);
         }
+    }
+
+    /** A RoCEv2 CNP (annex A17.9.3): its DestQP is our QP whose traffic congested the peer's queue. */
+    private void onCnp(int srcAddr) {
+        QueuePair qp = device.lookupQp(rx.destQp());
+        if (qp == null) {
+            counters.drop(DropReason.UNKNOWN_QP);
+            return;
+        }
+        if (ipv6 ? !java.util.Arrays.equals(qp.destAddress16, lastSource16) : qp.destAddressInt != srcAddr) {
+            counters.drop(DropReason.WRONG_SOURCE);
+            return;
+        }
+        qp.counters.packetsIn++;
+        qp.completer.onCnp();
     }
 
     void close() {

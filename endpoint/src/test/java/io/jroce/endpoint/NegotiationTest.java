@@ -29,7 +29,8 @@ class NegotiationTest {
     @Test
     void withoutLossTheWireIsTheSameWithOrWithoutSelectiveRepeat() throws Exception {
         List<String> plain = exchange(0, dir.resolve("plain.pcap"), "127.77.41.7", "127.77.41.8");
-        List<String> sr = exchange(JroceExtensions.ALL, dir.resolve("sr.pcap"), "127.77.41.7", "127.77.41.8");
+        // selective repeat alone: congestion control changes when packets leave (and so the AckReq bits) by design
+        List<String> sr = exchange(JroceExtensions.SELECTIVE_REPEAT, dir.resolve("sr.pcap"), "127.77.41.7", "127.77.41.8");
         assertTrue(plain.size() > 10, "the exchange was captured: " + plain.size() + " datagrams");
         assertEquals(plain, sr);
     }
