@@ -33,6 +33,8 @@ final class Completer {
     SackScoreboard sack;
     /** Selective repeat: the PSN a READ was last asked again from, so one gap in its responses asks once. */
     private int readResumedAt = -1;
+    /** Selective repeat's tail-loss probe when the device has none configured (IRN's RTO_low). */
+    static final long SR_PROBE_NANOS = 1_000_000;
     /** Congestion control (null when the extension is off). */
     CongestionControl cc;
 
@@ -114,6 +116,9 @@ final class Completer {
     /** (Re)starts the tail-loss probe countdown; {@code backoff} doubles the interval (no progress since). */
     private void armProbe(boolean backoff) {
         long base = tx.tailProbeNanos();
+        // between selective-repeat peers the probe is IRN's RTO_low: always on (1 ms unless configured), since the
+        // peer is known to be a jroce endpoint, for which a probe is never a burden
+        if (base <= 0 && sack != null) base = SR_PROBE_NANOS;
         if (base <= 0) return;
         // never probe sooner than a few round trips: on a slow path (rxe under emulation, 10-50 ms) a fixed
         // 1 ms probe would resend the head of nearly every message
@@ -368,6 +373,13 @@ final class Completer {
         }
         // the responder has every request before the PSN it expects: a READ there is being answered, not lost
         if (Psn.compare(expected, sb.rtxNext) > 0) sb.rtxNext = expected;
+        // a SACK for a packet first sent after the oldest hole was last resent, while that hole is still open:
+        // the resend was lost as well (RACK's reasoning), so the holes are resent again now, not after a timeout
+        if (sb.holeResent && sb.hole == unackedPsn && Psn.compare(sackedPsn, sb.holeMark) > 0) {
+            sb.holeResent = false;
+            sb.rtxNext = unackedPsn;
+            qp.counters.lostRetransmits++;
+        }
         resendHoles(sb.highSack, false);
         ensureTimer();
     }
@@ -379,6 +391,11 @@ final class Completer {
     private void resendHoles(int end, boolean afterTimeout) {
         SackScoreboard sb = sack;
         int p = Psn.compare(sb.rtxNext, unackedPsn) < 0 ? unackedPsn : sb.rtxNext;
+        if (p == unackedPsn && Psn.compare(p, end) < 0) {
+            sb.hole = p;
+            sb.holeMark = qp.requester.highestSent;
+            sb.holeResent = true;
+        }
         int budget = SackScoreboard.SIZE;
         while (Psn.compare(p, end) < 0 && budget-- > 0 && qp.state == QpState.RTS) {
             p = qp.requester.resendOne(p, sb, afterTimeout);

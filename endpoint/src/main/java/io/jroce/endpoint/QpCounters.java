@@ -29,6 +29,8 @@ public final class QpCounters {
     /** Selective repeat, requester: SACKs received and single packets resent for them or after a timeout. */
     public long sacksReceived;
     public long selectiveRetransmits;
+    /** Selective repeat, requester: resends found lost (a SACK for a packet sent after them) and resent again. */
+    public long lostRetransmits;
     /** Congestion control: current window (packets), its decreases, and CNPs received. */
     public long cwnd;
     public long cwndDecreases;
@@ -57,6 +59,7 @@ public final class QpCounters {
         c.oooDropped = oooDropped;
         c.sacksReceived = sacksReceived;
         c.selectiveRetransmits = selectiveRetransmits;
+        c.lostRetransmits = lostRetransmits;
         c.cwnd = cwnd;
         c.cwndDecreases = cwndDecreases;
         c.cnpsReceived = cnpsReceived;
@@ -86,6 +89,7 @@ public final class QpCounters {
         m.put("ooo_dropped", oooDropped);
         m.put("sacks_received", sacksReceived);
         m.put("selective_retransmits", selectiveRetransmits);
+        m.put("lost_retransmits", lostRetransmits);
         m.put("cwnd", cwnd);
         m.put("cwnd_decreases", cwndDecreases);
         m.put("cnps_received", cnpsReceived);

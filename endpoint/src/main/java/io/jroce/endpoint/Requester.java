@@ -23,6 +23,8 @@ final class Requester {
     long sqNext;
     /** PSN for the next new WQE. */
     int sqPsn;
+    /** Highest PSN transmitted for the first time (selective repeat: tells a lost resend from one in flight). */
+    int highestSent;
     /** READ/atomic WQEs started but not complete. */
     int rdAtomicOutstanding;
     private int noAckPkts;
@@ -38,6 +40,7 @@ final class Requester {
     void reset(int startPsn, long sqIndex) {
         sqNext = sqIndex;
         sqPsn = startPsn;
+        highestSent = Psn.add(startPsn, -1);
         rdAtomicOutstanding = 0;
         noAckPkts = 0;
         rnrWaiting = false;
@@ -163,7 +166,10 @@ final class Requester {
             noAckPkts = 0;
             qp.completer.ackRequested(psn, forceAckReq || Psn.compare(psn, qp.completer.unackedPsn) < 0 || pkt < w.sentHigh);
         }
-        if (pkt >= w.sentHigh) w.sentHigh = pkt + 1;
+        if (pkt >= w.sentHigh) {
+            w.sentHigh = pkt + 1;
+            highestSent = psn;
+        }
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
         ByteBuf b = tx.startPacket(qp, op, payload, se, ackReq, psn);
         if (op.hasReth()) tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);

@@ -22,6 +22,10 @@ final class SackScoreboard {
     int recoveryPsn;
     /** Holes below this PSN were already resent in this recovery. */
     int rtxNext;
+    /** The oldest hole was resent when the highest PSN sent was {@code holeMark}; a SACK above it means that resend was lost. */
+    boolean holeResent;
+    int hole;
+    int holeMark;
 
     void reset(int psn) {
         java.util.Arrays.fill(sacked, false);
@@ -29,6 +33,7 @@ final class SackScoreboard {
         any = false;
         inRecovery = false;
         rtxNext = psn;
+        holeResent = false;
     }
 
     /** The cumulative acknowledgement moved to {@code unacked}: forget the bits below it. */

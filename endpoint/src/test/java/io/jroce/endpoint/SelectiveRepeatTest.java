@@ -51,9 +51,11 @@ class SelectiveRepeatTest {
             QpCounters b = c.qpB.counters();
             assertEquals(1, dropOne.counters().get("out.dropped"), "one packet was dropped");
             assertEquals(1, a.selectiveRetransmits, "only the lost packet was resent: " + a);
-            assertEquals(64 + 1, a.packetsOut, "64 packets and one resend: " + a);
+            // a tail-loss probe (on by itself between selective-repeat peers) may resend the oldest unacknowledged
+            // packet once more if the machine stalls; nothing else is ever resent
+            assertEquals(64 + 1 + a.probes, a.packetsOut, "64 packets and one resend: " + a);
             assertEquals(58, b.sacksSent, "each of the 58 packets after the gap was held and SACKed: " + b);
-            assertEquals(0, b.duplicatesSeen, "the responder never saw a packet twice: " + b);
+            assertTrue(b.duplicatesSeen <= a.probes, "the responder saw a packet twice only for a probe: " + b);
             assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
         }
     }
