@@ -97,7 +97,9 @@ final class Completer {
 
     /** An AckReq packet went out: time it if no sample is running (first transmissions only). */
     void ackRequested(int psn, boolean retransmission) {
-        if (rttPsn < 0 && !retransmission) {
+        // selective repeat: a packet sent during recovery is held behind the hole, so its ACK would time the
+        // recovery, not the path (Karn's rule, extended to everything sent while a hole is open)
+        if (rttPsn < 0 && !retransmission && (sack == null || !sack.inRecovery)) {
             rttPsn = psn;
             rttStart = tx.clock().nanoTime();
         }
