@@ -17,7 +17,7 @@
 # Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment; LOSSES= or FLOWS= empty skips a
 # part): LOSSES, LOSS_SECS (10),
 # TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
-# LIMIT (256kb), OUT (a new /tmp directory: the raw JSON and stderr of every process). Prints markdown table
+# LIMIT (256kb), EXT (perf --jroce-extensions on every process: none (default, Go-Back-N), sr, cc, all), OUT (a new /tmp directory: the raw JSON and stderr of every process). Prints markdown table
 # rows; leaves the bed down.
 set -uo pipefail
 
@@ -35,6 +35,7 @@ SECS=${SECS:-20}
 PROBE_ITERS=${PROBE_ITERS:-3000}
 RATE=${RATE:-1gbit}
 LIMIT=${LIMIT:-256kb}
+EXT=${EXT:-none}
 OUT=${OUT:-$(mktemp -d /tmp/jroce-bottleneck.XXXXXX)}
 NS_S=jroce-tbf-snd
 NS_R=jroce-tbf-rcv
@@ -44,7 +45,7 @@ SIZE=1048576
 mkdir -p "$OUT"
 trap '"$bed" down' EXIT
 
-jroce() { local ns=$1; shift; ip netns exec "$ns" "$JAVA" -jar "$JAR" "$@"; }
+jroce() { local ns=$1; shift; ip netns exec "$ns" "$JAVA" -jar "$JAR" "$@" --jroce-extensions "$EXT"; }
 # field NAME FILE: a number from perf's --json object
 field() { grep -o "\"$1\":[0-9.]*" "$2" 2>/dev/null | head -1 | cut -d: -f2; }
 # counter NAME FILE: a value from the 'counters device' line of --counters
@@ -60,7 +61,7 @@ goodput() {
         awk '{ printf "%.3f (cut at %s s, %s messages)", $(NF-1) * 1048576 * 8 / 1e9, $3, $5 }'
 }
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); --jroce-extensions $EXT; raw output in $OUT"
 
 echo
 echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback)"
@@ -74,10 +75,10 @@ for tp in $TAIL_PROBES; do
         if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
         cap=$((LOSS_SECS + CAP))
         timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
-            --timeout 60 --tail-probe "$tp" --json "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
+            --timeout 60 --tail-probe "$tp" --json --jroce-extensions "$EXT" "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
         spid=$!
         timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" \
-            --timeout 60 --tail-probe "$tp" --json --counters "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
+            --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
         crc=$?
         wait $spid
         src=$?

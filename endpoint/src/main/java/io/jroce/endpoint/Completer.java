@@ -29,7 +29,14 @@ final class Completer {
     long retransmitAt;
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
     private int retriedAt = -1;
-
+    /** Selective repeat: the SACK scoreboard (null when the extension is off: Go-Back-N). */
+    SackScoreboard sack;
+    /** Selective repeat: the PSN a READ was last asked again from, so one gap in its responses asks once. */
+    private int readResumedAt = -1;
+    /** Selective repeat's tail-loss probe when the device has none configured (IRN's RTO_low). */
+    static final long SR_PROBE_NANOS = 1_000_000;
+    /** Congestion control (null when the extension is off). */
+    CongestionControl cc;
 
     Completer(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -44,6 +51,35 @@ final class Completer {
         retriedAt = -1;
         rttPsn = -1;
         srttNanos = 0;
+        readResumedAt = -1;
+        if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
+            if (sack == null) sack = new SackScoreboard();
+            sack.reset(startPsn);
+        } else {
+            sack = null;
+        }
+        if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
+            int ceiling = tx.maxUnackedPsns();
+            if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
+            cc = new CongestionControl(ceiling);
+            ccCounters();
+        } else {
+            cc = null;
+        }
+    }
+
+    private void ccCounters() {
+        qp.counters.cwnd = cc.limit();
+        qp.counters.cwndDecreases = cc.decreases;
+    }
+
+    /** A CNP named this QP: counted always, acted on as a DCQCN reaction point when congestion control is on. */
+    void onCnp() {
+        qp.counters.cnpsReceived++;
+        if (cc != null) {
+            cc.onCnp(tx.clock().nanoTime());
+            ccCounters();
+        }
     }
 
     boolean hasOutstanding() {
@@ -61,7 +97,9 @@ final class Completer {
 
     /** An AckReq packet went out: time it if no sample is running (first transmissions only). */
     void ackRequested(int psn, boolean retransmission) {
-        if (rttPsn < 0 && !retransmission) {
+        // selective repeat: a packet sent during recovery is held behind the hole, so its ACK would time the
+        // recovery, not the path (Karn's rule, extended to everything sent while a hole is open)
+        if (rttPsn < 0 && !retransmission && (sack == null || !sack.inRecovery)) {
             rttPsn = psn;
             rttStart = tx.clock().nanoTime();
         }
@@ -69,8 +107,10 @@ final class Completer {
 
     private void rttAcked(int ackedThrough) {
         if (rttPsn >= 0 && Psn.compare(ackedThrough, rttPsn) >= 0) {
-            long sample = tx.clock().nanoTime() - rttStart;
+            long now = tx.clock().nanoTime();
+            long sample = now - rttStart;
             srttNanos = srttNanos == 0 ? sample : (7 * srttNanos + sample) / 8;
+            if (cc != null) cc.onRtt(sample, now);
             rttPsn = -1;
         }
     }
@@ -78,6 +118,9 @@ final class Completer {
     /** (Re)starts the tail-loss probe countdown; {@code backoff} doubles the interval (no progress since). */
     private void armProbe(boolean backoff) {
         long base = tx.tailProbeNanos();
+        // between selective-repeat peers the probe is IRN's RTO_low: always on (1 ms unless configured), since the
+        // peer is known to be a jroce endpoint, for which a probe is never a burden
+        if (base <= 0 && sack != null) base = SR_PROBE_NANOS;
         if (base <= 0) return;
         // never probe sooner than a few round trips: on a slow path (rxe under emulation, 10-50 ms) a fixed
         // 1 ms probe would resend the head of nearly every message
@@ -89,6 +132,10 @@ final class Completer {
 
     private void progress() {
         rttAcked(Psn.add(unackedPsn, -1));
+        if (sack != null) {
+            sack.advance(unackedPsn);
+            readResumedAt = -1;
+        }
         if (hasOutstanding()) armProbe(false);
         else probeAt = 0;
         retryLeft = qp.retryCnt;
@@ -121,11 +168,17 @@ final class Completer {
             return;
         }
         Opcode op = p.opcode();
+        int before = unackedPsn;
         switch (op.operation()) {
             case ACKNOWLEDGE -> onAck(p, psn);
             case ATOMIC_ACKNOWLEDGE -> onAtomicAck(p, psn);
             case RDMA_READ_RESPONSE -> onReadResponse(p, psn);
             default -> tx.counters().drop(DropReason.UNEXPECTED_OPCODE);
+        }
+        if (cc != null) {
+            int acked = Psn.distance(before, unackedPsn);
+            if (acked > 0 && acked < (1 << 23)) cc.onAcked(acked, tx.clock().nanoTime(), srttNanos);
+            ccCounters();
         }
         qp.requester.run();
         ensureTimer();
@@ -146,7 +199,9 @@ final class Completer {
                 Aeth.NakCode code = Aeth.NakCode.of(Aeth.value(syndrome));
                 qp.counters.naksReceived++;
                 if (ackThrough(Psn.add(psn, -1))) progress();
-                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
+                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR && sack != null) {
+                    onSack(psn, p.aeth().msn());
+                } else if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
                     qp.counters.seqNaksReceived++;
                     retry(psn);
                 } else {
@@ -171,7 +226,9 @@ final class Completer {
             SendWqe w = qp.sq.head();
             if (!w.started) break;
             if (w.opcode.isReadOrAtomic()) {
-                if (Psn.compare(psn, w.lastPsn) >= 0) {
+                // selective repeat: the responder may acknowledge later requests before it has sent all of this
+                // READ's responses (they leave in passes), so passing it is no sign of loss; gaps and timers are
+                if (sack == null && Psn.compare(psn, w.lastPsn) >= 0) {
                     unackedPsn = Psn.add(w.firstPsn, w.respPkts);
                     retry(unackedPsn);
                 }
@@ -229,7 +286,14 @@ final class Completer {
         }
         if (cmp > 0) {
             // a response was lost: ask again from the first missing one (rxe: COMPST_ERROR_RETRY)
-            if (Psn.compare(psn, w.lastPsn) <= 0) retry(expected);
+            if (Psn.compare(psn, w.lastPsn) <= 0) {
+                if (sack == null) {
+                    retry(expected);
+                } else if (readResumedAt != expected) {
+                    readResumedAt = expected; // once per gap: later responses of the same stream say the same
+                    qp.requester.resendOne(expected, null, true);
+                }
+            }
             return;
         }
         Opcode op = p.opcode();
@@ -292,6 +356,81 @@ final class Completer {
         return true;
     }
 
+    /**
+     * Selective repeat: the responder holds {@code sackedPsn} and expects the NAK's PSN (already applied as a
+     * cumulative acknowledgement as far as it goes: not past an unanswered READ). Enters recovery if not in it, then resends each PSN below the highest SACKed
+     * one that was neither SACKed nor resent earlier in this recovery.
+     */
+    private void onSack(int expected, int sackedPsn) {
+        qp.counters.sacksReceived++;
+        SackScoreboard sb = sack;
+        sb.advance(unackedPsn);
+        if (Psn.compare(sackedPsn, qp.requester.sqPsn) >= 0 || !sb.mark(sackedPsn)) return; // stale or out of range
+        if (!sb.inRecovery) {
+            sb.inRecovery = true;
+            sb.recoveryPsn = qp.requester.sqPsn;
+            sb.rtxNext = unackedPsn;
+            if (cc != null) cc.onLoss(tx.clock().nanoTime(), srttNanos);
+            rttPsn = -1; // Karn: no RTT sample across a retransmission
+        }
+        // the responder has every request before the PSN it expects: a READ there is being answered, not lost
+        if (Psn.compare(expected, sb.rtxNext) > 0) sb.rtxNext = expected;
+        // a SACK for a packet first sent after the oldest hole was last resent, while that hole is still open:
+        // the resend was lost as well (RACK's reasoning), so the holes are resent again now, not after a timeout
+        if (sb.holeResent && sb.hole == unackedPsn && Psn.compare(sackedPsn, sb.holeMark) > 0) {
+            sb.holeResent = false;
+            sb.rtxNext = unackedPsn;
+            qp.counters.lostRetransmits++;
+        }
+        resendHoles(sb.highSack, false);
+        ensureTimer();
+    }
+
+    /**
+     * Resends the holes in [rtxNext, end): PSNs not SACKed (and not resent yet in this recovery). After a timeout
+     * an unfinished READ or atomic is asked again even if its request was SACKed: its response may be what was lost.
+     */
+    private void resendHoles(int end, boolean afterTimeout) {
+        SackScoreboard sb = sack;
+        int p = Psn.compare(sb.rtxNext, unackedPsn) < 0 ? unackedPsn : sb.rtxNext;
+        if (p == unackedPsn && Psn.compare(p, end) < 0) {
+            sb.hole = p;
+            sb.holeMark = qp.requester.highestSent;
+            sb.holeResent = true;
+        }
+        int budget = SackScoreboard.SIZE;
+        while (Psn.compare(p, end) < 0 && budget-- > 0 && qp.state == QpState.RTS) {
+            p = qp.requester.resendOne(p, sb, afterTimeout);
+        }
+        if (Psn.compare(p, sb.rtxNext) > 0) sb.rtxNext = p;
+    }
+
+    /**
+     * Selective repeat, local ACK timeout: everything still unacknowledged and not SACKed is taken as lost and
+     * resent once (no Go-Back-N: what the responder holds is not sent again). Counts against retry_cnt.
+     */
+    private void selectiveTimeout() {
+        if (retryLeft <= 0) {
+            failOldest(WcStatus.RETRY_EXC_ERR, 0);
+            return;
+        }
+        retryLeft--;
+        qp.counters.retries++;
+        tx.counters().retransmits++;
+        rttPsn = -1;
+        SackScoreboard sb = sack;
+        if (cc != null) cc.onTimeout(tx.clock().nanoTime());
+        sb.advance(unackedPsn);
+        sb.inRecovery = true;
+        sb.recoveryPsn = qp.requester.sqPsn;
+        sb.rtxNext = unackedPsn;
+        readResumedAt = -1;
+        int end = Psn.add(unackedPsn, SackScoreboard.SIZE);
+        if (Psn.compare(end, qp.requester.sqPsn) > 0) end = qp.requester.sqPsn;
+        resendHoles(end, true);
+        ensureTimer();
+    }
+
     /** Go-Back-N from {@code psn}, counting against retry_cnt (IBA 9.7.6.1.1; rxe req_retry). */
     void retry(int psn) {
         // Go-Back-N restarts at the earliest unfinished point: WQEs complete in order, so an incomplete
@@ -313,6 +452,7 @@ final class Completer {
         // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
         retryLeft--;
         retriedAt = psn;
+        if (cc != null) cc.onLoss(tx.clock().nanoTime(), srttNanos);
         rttPsn = -1; // Karn: no RTT sample across a retransmission
         qp.counters.retries++;
         tx.counters().retransmits++;
@@ -365,6 +505,10 @@ final class Completer {
                 qp.counters.timeouts++;
                 tx.counters().timeouts++;
                 retriedAt = -1;
+                if (sack != null && !req.rnrWaiting) {
+                    selectiveTimeout();
+                    return retransmitAt != 0 || req.rnrWaiting || probeAt != 0;
+                }
                 SendWqe w = qp.sq.head();
                 int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
                         : w.opcode.isAtomic() ? w.firstPsn

@@ -23,6 +23,18 @@ public final class QpCounters {
     public long ghostResponses;
     /** Tail-loss probes: single resends of the oldest unacknowledged packet (no rewind, no retry count). */
     public long probes;
+    /** Selective repeat, responder: SACKs sent (one per request held past a gap) and requests dropped beyond the window. */
+    public long sacksSent;
+    public long oooDropped;
+    /** Selective repeat, requester: SACKs received and single packets resent for them or after a timeout. */
+    public long sacksReceived;
+    public long selectiveRetransmits;
+    /** Selective repeat, requester: resends found lost (a SACK for a packet sent after them) and resent again. */
+    public long lostRetransmits;
+    /** Congestion control: current window (packets), its decreases, and CNPs received. */
+    public long cwnd;
+    public long cwndDecreases;
+    public long cnpsReceived;
 
     QpCounters copy() {
         QpCounters c = new QpCounters();
@@ -43,6 +55,14 @@ public final class QpCounters {
         c.outOfOrder = outOfOrder;
         c.ghostResponses = ghostResponses;
         c.probes = probes;
+        c.sacksSent = sacksSent;
+        c.oooDropped = oooDropped;
+        c.sacksReceived = sacksReceived;
+        c.selectiveRetransmits = selectiveRetransmits;
+        c.lostRetransmits = lostRetransmits;
+        c.cwnd = cwnd;
+        c.cwndDecreases = cwndDecreases;
+        c.cnpsReceived = cnpsReceived;
         return c;
     }
 
@@ -65,6 +85,14 @@ public final class QpCounters {
         m.put("out_of_order", outOfOrder);
         m.put("unexpected_responses", ghostResponses);
         m.put("probes", probes);
+        m.put("sacks_sent", sacksSent);
+        m.put("ooo_dropped", oooDropped);
+        m.put("sacks_received", sacksReceived);
+        m.put("selective_retransmits", selectiveRetransmits);
+        m.put("lost_retransmits", lostRetransmits);
+        m.put("cwnd", cwnd);
+        m.put("cwnd_decreases", cwndDecreases);
+        m.put("cnps_received", cnpsReceived);
         return m;
     }
 

@@ -53,6 +53,8 @@ public final class QueuePair {
     int rnrRetry;
     /** UD: the QP's Q_Key (what received datagrams must carry). */
     int qkey;
+    /** {@link JroceExtensions} agreed with the peer; 0 is plain IBA (Go-Back-N). */
+    int extensions;
 
     final Requester requester;
     final Completer completer;
@@ -299,6 +301,28 @@ public final class QueuePair {
             return false;
         }
         return true;
+    }
+
+    /**
+     * Turns on the jroce-to-jroce {@link JroceExtensions} both sides agreed on out of band. Only in RESET or INIT
+     * (before RTR, where the engines take it up), and only when the peer is a jroce endpoint that set the same
+     * flags: a peer that did not agree would misread the SACKs. 0 restores plain IBA.
+     */
+    public void setExtensions(int flags) {
+        if ((flags & ~JroceExtensions.ALL) != 0) throw new IllegalArgumentException("unknown extension flags 0x" + Integer.toHexString(flags));
+        device.transport().call(() -> {
+            if (state != QpState.RESET && state != QpState.INIT) {
+                throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + state
+                        + ": extensions are set in RESET or INIT, before RTR");
+            }
+            extensions = flags;
+            return null;
+        });
+    }
+
+    /** The {@link JroceExtensions} in force. */
+    public int extensions() {
+        return extensions;
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ public final class RcConnect {
         private int maxRdAtomic = 1;
         private int maxDestRdAtomic = 1;
         private int accessFlags = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+        private int extensions;
 
         /** ibv_rc_pingpong's values: MTU 1024, min_rnr_timer 12, timeout 14, retry_cnt 7, rnr_retry 7, rd_atomic 1/1, all access. */
         public static Params defaults() {
@@ -84,11 +85,18 @@ public final class RcConnect {
         public int maxRdAtomic() { return maxRdAtomic; }
         public int maxDestRdAtomic() { return maxDestRdAtomic; }
         public int accessFlags() { return accessFlags; }
+        /**
+         * {@link JroceExtensions} agreed with a jroce peer (both sides must set the same); 0, the default, for
+         * every other peer.
+         */
+        public Params extensions(int v) { extensions = v; return this; }
+        public int extensions() { return extensions; }
 
         @Override
         public String toString() {
             return "mtu " + mtu.bytes() + " min_rnr_timer " + minRnrTimer + " timeout " + timeout + " retry_cnt " + retryCnt
-                    + " rnr_retry " + rnrRetry + " max_rd_atomic " + maxRdAtomic + " max_dest_rd_atomic " + maxDestRdAtomic;
+                    + " rnr_retry " + rnrRetry + " max_rd_atomic " + maxRdAtomic + " max_dest_rd_atomic " + maxDestRdAtomic
+                    + (extensions == 0 ? "" : " extensions " + JroceExtensions.toString(extensions));
         }
     }
 
@@ -103,6 +111,7 @@ public final class RcConnect {
     public static void toRtr(QueuePair qp, Peer remote, Params p) {
         toInit(qp, p);
         if (qp.state() == QpState.INIT) {
+            if (qp.extensions() != p.extensions) qp.setExtensions(p.extensions);
             qp.modify(new QpAttr().state(QpState.RTR)
                     .dest(remote.address(), remote.udpPort())
                     .pathMtu(p.mtu)

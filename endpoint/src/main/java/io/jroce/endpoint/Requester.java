@@ -23,6 +23,8 @@ final class Requester {
     long sqNext;
     /** PSN for the next new WQE. */
     int sqPsn;
+    /** Highest PSN transmitted for the first time (selective repeat: tells a lost resend from one in flight). */
+    int highestSent;
     /** READ/atomic WQEs started but not complete. */
     int rdAtomicOutstanding;
     private int noAckPkts;
@@ -38,6 +40,7 @@ final class Requester {
     void reset(int startPsn, long sqIndex) {
         sqNext = sqIndex;
         sqPsn = startPsn;
+        highestSent = Psn.add(startPsn, -1);
         rdAtomicOutstanding = 0;
         noAckPkts = 0;
         rnrWaiting = false;
@@ -111,7 +114,13 @@ final class Requester {
 
     /** True when {@code psn} lies a window or more past the oldest unacknowledged PSN (resends never wait). */
     private boolean windowFull(Completer comp, int psn) {
-        return Psn.compare(psn, Psn.add(comp.unackedPsn, tx.maxUnackedPsns())) >= 0 && comp.hasOutstanding();
+        return Psn.compare(psn, Psn.add(comp.unackedPsn, windowLimit())) >= 0 && comp.hasOutstanding();
+    }
+
+    /** PSNs that may be unacknowledged: the device window, or the congestion window when that is on. */
+    private int windowLimit() {
+        CongestionControl cc = qp.completer.cc;
+        return cc == null ? tx.maxUnackedPsns() : cc.limit();
     }
 
     private void start(SendWqe w) {
@@ -193,13 +202,16 @@ final class Requester {
         }
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
-        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, tx.maxUnackedPsns())) >= 0;
+        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, windowLimit())) >= 0;
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         if (ackReq) {
             noAckPkts = 0;
             qp.completer.ackRequested(psn, forceAckReq || Psn.compare(psn, qp.completer.unackedPsn) < 0 || pkt < w.sentHigh);
         }
-        if (pkt >= w.sentHigh) w.sentHigh = pkt + 1;
+        if (pkt >= w.sentHigh) {
+            w.sentHigh = pkt + 1;
+            highestSent = psn;
+        }
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
         ByteBuf b = tx.startPacket(qp, op, payload, se, ackReq, psn);
         if (op.hasReth()) tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
@@ -252,6 +264,39 @@ final class Requester {
             skip = 0;
             i++;
         }
+    }
+
+    /**
+     * Selective repeat: resends the one packet with {@code psn} (with AckReq, so the responder acknowledges as soon
+     * as the gap it fills is closed), or, when {@code psn} belongs to a READ or atomic, its request (a READ from
+     * its first missing response). Only what was transmitted before is resent, and nothing {@code sacked} holds
+     * (a READ/atomic request the responder holds is asked again only {@code afterTimeout}). Returns the PSN to look at next:
+     * {@code psn + 1}, or the PSN after the READ/atomic's range.
+     */
+    int resendOne(int psn, SackScoreboard sacked, boolean afterTimeout) {
+        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
+            SendWqe w = qp.sq.slot(i);
+            if (!w.started) break;
+            if (Psn.compare(psn, w.firstPsn) < 0 || Psn.compare(psn, w.lastPsn) > 0) continue;
+            if (w.opcode.isReadOrAtomic()) {
+                boolean arrived = sacked != null && sacked.isSacked(w.firstPsn);
+                if (w.nextPkt > 0 && !w.done && (afterTimeout || !arrived)) {
+                    qp.completer.packetSent();
+                    if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
+                    else sendAtomic(w);
+                    qp.counters.selectiveRetransmits++;
+                }
+                return Psn.next(w.lastPsn);
+            }
+            int pkt = Psn.distance(w.firstPsn, psn);
+            if (pkt < w.sentHigh && (sacked == null || !sacked.isSacked(psn))) {
+                qp.completer.packetSent();
+                sendDataPacket(w, pkt, psn, true);
+                qp.counters.selectiveRetransmits++;
+            }
+            return Psn.next(psn);
+        }
+        return Psn.next(psn);
     }
 
     /**

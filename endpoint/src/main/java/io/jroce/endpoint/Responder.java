@@ -31,6 +31,11 @@ final class Responder {
     private ResponderResource[] resources = new ResponderResource[0];
     private int nextResource;
     private boolean pumpScheduled;
+    /** Selective repeat: requests held past a gap (allocated when the extension is on). */
+    private ReorderBuffer reorder;
+    private final RocePacket held = new RocePacket();
+    /** True while held requests are executed: their AckReqs are folded into one cumulative ACK. */
+    private boolean draining;
 
     Responder(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -47,6 +52,12 @@ final class Responder {
         resources = new ResponderResource[n];
         for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
         nextResource = 0;
+        if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
+            if (reorder == null) reorder = new ReorderBuffer(JroceExtensions.OOO_WINDOW);
+            reorder.clear();
+        } else {
+            reorder = null;
+        }
     }
 
     void onRequest(RocePacket p) {
@@ -57,6 +68,10 @@ final class Responder {
         }
         int psn = p.psn();
         int cmp = Psn.compare(psn, ePsn);
+        if (cmp > 0 && reorder != null) {
+            holdOutOfOrder(p, psn);
+            return;
+        }
         if (cmp > 0) {
             // IBA 9.7.5.1.2 (rxe check_psn): a PSN sequence error NAK carrying the expected PSN, once per
             // gap; the rest of the burst in flight behind the lost packet is dropped silently
@@ -73,6 +88,62 @@ final class Responder {
             return;
         }
         seqNakSent = false;
+        execute(p, psn);
+        if (reorder != null && reorder.size() > 0) drainHeld();
+    }
+
+    /**
+     * Selective repeat: keeps a request that arrived past a gap and reports it with a SACK (a PSN sequence
+     * error NAK for ePSN whose MSN field names this PSN), so the requester resends only what is missing.
+     * A request beyond the window is dropped and counted; the requester's timeout or a later SACK recovers it.
+     */
+    private void holdOutOfOrder(RocePacket p, int psn) {
+        if (!reorder.fits(ePsn, psn)) {
+            qp.counters.oooDropped++;
+            return;
+        }
+        if (reorder.put(psn, p.buffer(), p.offset(), p.length())) {
+            qp.counters.outOfOrder++;
+        } else {
+            qp.counters.duplicatesSeen++; // resent although held: SACK it again, the first SACK was lost
+        }
+        qp.counters.sacksSent++;
+        Opcode op = Opcode.RC_ACKNOWLEDGE;
+        ByteBuf b = tx.startPacket(qp, op, 0, false, false, ePsn);
+        tx.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), psn);
+        tx.finishPacket(qp, b);
+    }
+
+    /** Executes held requests from ePSN on, in order, then acknowledges the new ePSN once. */
+    private void drainHeld() {
+        int drained = 0;
+        draining = true;
+        try {
+            while (reorder.has(ePsn) && acceptsRequests()) {
+                int psn = ePsn;
+                int len = reorder.length(psn);
+                byte[] d = reorder.take(psn);
+                if (held.decode(io.netty.buffer.Unpooled.wrappedBuffer(d, 0, len), 0, len) != io.jroce.wire.Problem.NONE) {
+                    tx.counters().drop(DropReason.MALFORMED); // cannot happen: it decoded when it arrived
+                    break;
+                }
+                execute(held, psn);
+                if (ePsn == psn) break; // not accepted (RNR, error): the requester resends from here
+                drained++;
+            }
+        } finally {
+            draining = false;
+        }
+        if (drained > 0 && acceptsRequests()) sendAck(Aeth.ACK_UNLIMITED, Psn.add(ePsn, -1));
+    }
+
+    private boolean acceptsRequests() {
+        QpState st = qp.state;
+        return st == QpState.RTR || st == QpState.RTS || st == QpState.SQD || st == QpState.SQE;
+    }
+
+    /** Executes the request with the expected PSN. */
+    private void execute(RocePacket p, int psn) {
         Opcode op = p.opcode();
         Operation kind = op.operation();
         // opcode sequence (IBA 9.7.5.1.4): a MIDDLE/LAST needs its FIRST, a new message may not interrupt one
@@ -426,7 +497,7 @@ final class Responder {
     }
 
     private void ackIfAsked(RocePacket p, int psn) {
-        if (p.ackReq()) sendAck(Aeth.ACK_UNLIMITED, psn);
+        if (p.ackReq() && !draining) sendAck(Aeth.ACK_UNLIMITED, psn);
     }
 
     /**

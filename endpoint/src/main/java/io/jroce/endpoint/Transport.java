@@ -493,6 +493,10 @@ final class Transport {
             return;
         }
         Opcode op = rx.opcode();
+        if (op == Opcode.CNP) {
+            onCnp(srcAddr);
+            return;
+        }
         if (op.isUd()) {
             // UD: no connected peer to check the source against; UdReceiver checks P_Key, Q_Key and state
             udReceiver.receive(rx, ipv6 ? lastSource16 : null, srcAddr, sender.getPort(), ipId, len);
@@ -527,6 +531,21 @@ final class Transport {
         } else {
             qp.completer.onResponse(rx);
         }
+    }
+
+    /** A RoCEv2 CNP (annex A17.9.3): its DestQP is our QP whose traffic congested the peer's queue. */
+    private void onCnp(int srcAddr) {
+        QueuePair qp = device.lookupQp(rx.destQp());
+        if (qp == null) {
+            counters.drop(DropReason.UNKNOWN_QP);
+            return;
+        }
+        if (ipv6 ? !java.util.Arrays.equals(qp.destAddress16, lastSource16) : qp.destAddressInt != srcAddr) {
+            counters.drop(DropReason.WRONG_SOURCE);
+            return;
+        }
+        qp.counters.packetsIn++;
+        qp.completer.onCnp();
     }
 
     void close() {

@@ -52,6 +52,14 @@
  * <li>{@code ResponderResource}: a READ or atomic the responder remembers ({@code struct resp_res}).</li>
  * </ul>
  *
+ * <h2>jroce-to-jroce extensions (negotiated; off for every other peer)</h2>
+ * <ul>
+ * <li>{@code JroceExtensions}: the extension flags a QP is given before RTR, and what each changes.</li>
+ * <li>{@code ReorderBuffer}: the selective-repeat responder's bounded store of requests past a gap.</li>
+ * <li>{@code SackScoreboard}: the selective-repeat requester's SACKed PSNs and loss recovery state.</li>
+ * <li>{@code CongestionControl}: the requester's per-QP window: delay target, loss, CNP (DCQCN RP), BDP cap.</li>
+ * </ul>
+ *
  * <h2>Transport and timers (rxe_net.c, rxe_recv.c, rxe_icrc.c)</h2>
  * <ul>
  * <li>{@code Transport}: the socket and event loop; receive dispatch, packet framing, ICRC, batching.</li>

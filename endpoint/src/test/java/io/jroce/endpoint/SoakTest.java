@@ -59,20 +59,28 @@ class SoakTest {
 
     @Test
     void everyMessageArrivesOnceInOrderUnderChaos() throws Exception {
+        soak("SoakTest", 0, "127.0.6.1", "127.0.6.2");
+    }
+
+    /**
+     * The soak with {@code extensions} ({@link JroceExtensions}) on both sides: the same checks hold. Returns the
+     * pair's per-QP counters summed over A's QPs (requester side) and B's (responder side).
+     */
+    static QpCounters[] soak(String name, int extensions, String addrA, String addrB) throws Exception {
         long seed = Long.getLong("jroce.seed", new SplittableRandom().nextLong());
         int messages = Integer.getInteger("jroce.soak.messages", 1600);
-        System.out.println("SoakTest: seed " + seed + ", " + messages + " messages (replay with -Djroce.seed=" + seed + ")");
+        System.out.println(name + ": seed " + seed + ", " + messages + " messages (replay with -Djroce.seed=" + seed + ")");
         SplittableRandom rnd = new SplittableRandom(seed);
         FaultInjector chaosA = chaos(rnd.nextLong());
         FaultInjector chaosB = chaos(rnd.nextLong());
-        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.0.6.1")).filter(chaosA),
-                new DeviceConfig(Pair.addr("127.0.6.2")).filter(chaosB))) {
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr(addrA)).filter(chaosA),
+                new DeviceConfig(Pair.addr(addrB)).filter(chaosB))) {
             Lane[] lanes = new Lane[QPS];
             byte[] readContent = new byte[MAX];
             rnd.nextBytes(readContent);
             CompletionQueue cqA = p.a.createCq(QPS * DEPTH * 2);
             CompletionQueue cqB = p.b.createCq(QPS * DEPTH * 2);
-            for (int i = 0; i < QPS; i++) lanes[i] = lane(p, rnd, readContent, cqA, cqB);
+            for (int i = 0; i < QPS; i++) lanes[i] = lane(p, rnd, readContent, cqA, cqB, extensions);
 
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Long.getLong("jroce.soak.seconds", 100));
             int perLane = messages / QPS;
@@ -119,7 +127,23 @@ class SoakTest {
             System.out.println("SoakTest: A " + p.a.counters() + "\nSoakTest: B " + p.b.counters());
             long faults = chaosA.dropped(io.jroce.endpoint.fault.Direction.OUT) + chaosB.dropped(io.jroce.endpoint.fault.Direction.OUT);
             assertTrue(faults > 0, "the chaos really dropped datagrams");
-            assertTrue(p.a.counters().retransmits + p.b.counters().retransmits > 0, "and recovery really retransmitted");
+            QpCounters sumA = new QpCounters();
+            QpCounters sumB = new QpCounters();
+            for (Lane l : lanes) {
+                QpCounters ca = l.qa.counters();
+                QpCounters cb = l.qb.counters();
+                sumA.retries += ca.retries;
+                sumA.sacksReceived += ca.sacksReceived;
+                sumA.selectiveRetransmits += ca.selectiveRetransmits;
+                sumA.seqNaksReceived += ca.seqNaksReceived;
+                sumB.sacksSent += cb.sacksSent;
+                sumB.outOfOrder += cb.outOfOrder;
+                sumB.seqNaksSent += cb.seqNaksSent;
+            }
+            System.out.println(name + ": requester " + sumA + "\n" + name + ": responder " + sumB);
+            assertTrue(p.a.counters().retransmits + p.b.counters().retransmits + sumA.selectiveRetransmits > 0,
+                    "and recovery really retransmitted");
+            return new QpCounters[] {sumA, sumB};
         }
     }
 
@@ -128,7 +152,7 @@ class SoakTest {
         return FaultInjector.builder().seed(seed).drop(0.05).reorder(0.05).duplicate(0.01).corrupt(0.001).build();
     }
 
-    private static Lane lane(Pair p, SplittableRandom rnd, byte[] readContent, CompletionQueue cqA, CompletionQueue cqB) {
+    private static Lane lane(Pair p, SplittableRandom rnd, byte[] readContent, CompletionQueue cqA, CompletionQueue cqB, int extensions) {
         Lane l = new Lane();
         int remote = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
         l.srcA = p.pdA.allocateAndRegister(DEPTH * MAX, Access.LOCAL_WRITE);
@@ -147,7 +171,7 @@ class SoakTest {
         int psnB = rnd.nextInt(1 << 24);
         // timeout 14 = 67 ms (as rc_pingpong and perftest); retry_cnt 7 (the spec's seven, not infinite); rnr_retry 7 = forever
         RcConnect.connectPair(l.qa, psnA, l.qb, psnB, RcConnect.Params.defaults().mtu(Mtu.ofBytes(MTU)).rdAtomic(DEPTH)
-                .minRnrTimer(1).timeout(14).retryCnt(7).rnrRetry(7)
+                .minRnrTimer(1).timeout(14).retryCnt(7).rnrRetry(7).extensions(extensions)
                 .accessFlags(Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         return l;
     }

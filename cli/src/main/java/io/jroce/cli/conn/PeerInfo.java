@@ -42,6 +42,31 @@ public record PeerInfo(int lid, int qpn, int psn, Gid gid, int mtu, int outReads
         this(0, qpn, psn, gid, 0, 0, List.of());
     }
 
+    /**
+     * The name of the pseudo-region that carries the {@code JroceExtensions} flags a jroce peer offers (in its
+     * {@code va}). A region, not a new field, so that a jroce release without extensions still parses the message
+     * (it sees one more region, which nothing names) and both sides fall back to plain IBA. The leading NUL keeps
+     * it apart from every region a session can name.
+     */
+    public static final String EXTENSIONS_REGION = "\0jroce-extensions";
+
+    /** The extensions the peer offers (0: none, e.g. an older jroce release). */
+    public int extensions() {
+        return region(EXTENSIONS_REGION).map(r -> (int) r.va()).orElse(0);
+    }
+
+    /** The same information offering {@code flags} ({@code JroceExtensions}); 0 offers none. */
+    public PeerInfo withExtensions(int flags) {
+        List<RemoteRegion> rs = new java.util.ArrayList<>(published());
+        if (flags != 0) rs.add(new RemoteRegion(EXTENSIONS_REGION, flags, 0, 0));
+        return withRegions(rs);
+    }
+
+    /** The regions without the extensions pseudo-region: what the application published. */
+    public List<RemoteRegion> published() {
+        return regions.stream().filter(r -> !r.name().equals(EXTENSIONS_REGION)).toList();
+    }
+
     /** The region called {@code name}, if the peer published one. */
     public Optional<RemoteRegion> region(String name) {
         return regions.stream().filter(r -> r.name().equals(name)).findFirst();

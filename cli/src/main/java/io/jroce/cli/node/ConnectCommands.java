@@ -124,7 +124,9 @@ final class ConnectCommands {
                     published.add(new RemoteRegion(n, mr.address(), mr.rkey(), mr.length()));
                 }
             }
-            PeerInfo local = new PeerInfo(0, q.qp.qpNum(), psn, x.device.gid(0), mtu.bytes(), rd, published);
+            // a jroce peer offers its transport extensions; what both offer is used, nothing with an older peer
+            PeerInfo local = new PeerInfo(0, q.qp.qpNum(), psn, x.device.gid(0), mtu.bytes(), rd, published)
+                    .withExtensions(io.jroce.endpoint.JroceExtensions.ALL);
             boolean listen = s.verb().equals("listen");
             InetAddress host = listen ? null : v.get(s, "host", Type.ADDRESS, settings.peer());
             if (listen) {
@@ -152,7 +154,8 @@ final class ConnectCommands {
             }
             int maxRd = peer.outReads() > 0 ? Math.min(rd, peer.outReads()) : rd;
             RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).maxDestRdAtomic(rd).maxRdAtomic(maxRd)
-                    .accessFlags(q.access).timeout(DEFAULT_ACK_TIMEOUT);
+                    .accessFlags(q.access).timeout(DEFAULT_ACK_TIMEOUT)
+                    .extensions(local.extensions() & peer.extensions());
             if (s.has("ack_timeout")) p.timeout((int) v.value(s.arg("ack_timeout"), Type.SMALL));
             if (s.has("retry_cnt")) p.retryCnt((int) v.value(s.arg("retry_cnt"), Type.SMALL));
             if (s.has("rnr_retry")) p.rnrRetry((int) v.value(s.arg("rnr_retry"), Type.SMALL));
@@ -161,7 +164,7 @@ final class ConnectCommands {
             q.peer = peer;
             q.mtu = mtu;
             StringBuilder regions = new StringBuilder();
-            for (RemoteRegion r : peer.regions()) {
+            for (RemoteRegion r : peer.published()) {
                 regions.append(regions.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
             }
             out.printf("%s %s: connected QPN 0x%06x PSN 0x%06x to %s QPN 0x%06x PSN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s%n",

@@ -219,7 +219,7 @@ final class PostCommands {
     private static RemoteRegion remote(Qp q, String name) throws Failure {
         if (q.peer == null) throw new Failure("the QP is not connected to a peer, so it knows no remote region '" + name + "'");
         return q.peer.region(name).orElseThrow(() -> new Failure("the peer published no region '" + name + "' (it published: "
-                + (q.peer.regions().isEmpty() ? "none" : String.join(", ", q.peer.regions().stream().map(RemoteRegion::name).toList()))
+                + (q.peer.published().isEmpty() ? "none" : String.join(", ", q.peer.published().stream().map(RemoteRegion::name).toList()))
                 + "); add it to publish= on the peer's listen or connect"));
     }
 }

@@ -169,7 +169,7 @@ final class Session {
             case REMOTE -> {
                 Set<String> published = new LinkedHashSet<>();
                 for (Qp q : qps.all()) {
-                    if (q.peer != null) for (RemoteRegion r : q.peer.regions()) published.add(r.name());
+                    if (q.peer != null) for (RemoteRegion r : q.peer.published()) published.add(r.name());
                 }
                 yield published;
             }

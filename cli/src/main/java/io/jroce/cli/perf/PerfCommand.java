@@ -51,6 +51,13 @@ public final class PerfCommand implements Callable<Integer> {
     @Parameters(index = "1", arity = "0..1", paramLabel = "HOST", description = "Server to connect to (client mode). Without it: server mode.")
     String host;
 
+    @Option(names = "--jroce-extensions", paramLabel = "LIST", defaultValue = "none",
+            description = "jroce-to-jroce transport extensions: none (default, plain IBA Go-Back-N), sr (selective "
+                    + "retransmission), cc (congestion control), all. The perftest exchange cannot negotiate them, so give "
+                    + "the same value on both sides, and only when both are jroce: an rdma_rxe, NIC or perftest peer would "
+                    + "misread the SACKs.")
+    String jroceExtensions;
+
     @Option(names = "--lat", description = "Latency test (ib_*_lat) instead of bandwidth (ib_*_bw).")
     boolean lat;
 
@@ -99,6 +106,21 @@ public final class PerfCommand implements Callable<Integer> {
         }
     }
 
+    /** Parses --jroce-extensions. */
+    private int extensions(String list) {
+        int flags = 0;
+        for (String t : list.split(",")) {
+            switch (t.trim()) {
+                case "none" -> { }
+                case "sr" -> flags |= io.jroce.endpoint.JroceExtensions.SELECTIVE_REPEAT;
+                case "cc" -> flags |= io.jroce.endpoint.JroceExtensions.CONGESTION_CONTROL;
+                case "all" -> flags |= io.jroce.endpoint.JroceExtensions.ALL;
+                default -> usage("invalid --jroce-extensions " + list + ": a comma-separated list of none, sr, cc, all");
+            }
+        }
+        return flags;
+    }
+
     @Override
     public Integer call() throws Exception {
         Test test = switch (verb) {
@@ -138,7 +160,7 @@ public final class PerfCommand implements Callable<Integer> {
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,
-                atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
+                atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, extensions(jroceExtensions));
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {

@@ -45,7 +45,7 @@ import java.util.concurrent.ThreadLocalRandom;
 abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** What the command decided. */
     record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
-                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType) {
+                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, int extensions) {
         /** -D: run for {@code duration} instead of {@code iters}. */
         boolean timed() {
             return duration != null;
@@ -206,6 +206,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             Keys r = remote.get(i);
             GidFamily.requireSame(mine.get(i).gid(), r.gid(), "-x");
             RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).timeout(s.qpTimeout()).retryCnt(7).rnrRetry(7).minRnrTimer(12)
+                    .extensions(s.extensions())
                     .maxDestRdAtomic(mine.get(i).outReads())
                     .maxRdAtomic(Math.max(0, Math.min(r.outReads(), QueuePair.MAX_RD_ATOMIC)));
             PeerInfo peer = r.toPeerInfo(mtu.bytes());

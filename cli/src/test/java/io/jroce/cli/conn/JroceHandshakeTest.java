@@ -67,6 +67,31 @@ class JroceHandshakeTest {
         assertEquals(0xdeadbeef, got.region("buf").orElseThrow().rkey());
     }
 
+    /**
+     * Extensions travel as one more region, so the message stays version 1 and an older release still parses it
+     * (it sees a region nothing names); what is used is what both sides offer, none with an older peer.
+     */
+    @Test
+    void extensionsTravelAsAPseudoRegionThatOlderPeersParse() throws Exception {
+        PeerInfo offering = sample().withExtensions(io.jroce.endpoint.JroceExtensions.ALL);
+        byte[] msg = JroceHandshake.encode(offering);
+        String hex = HexFormat.of().formatHex(msg);
+        assertTrue(hex.startsWith("4a5243450001"), "still version 1: " + hex);
+        assertTrue(hex.contains("0002" + "0003" + "627566"), "two regions, the application's first: " + hex);
+        assertTrue(hex.contains("0011" + HexFormat.of().formatHex("\0jroce-extensions".getBytes()) + "0008" + "0000000000000003"),
+                "the pseudo-region carries the flags in its va: " + hex);
+        PeerInfo got = JroceHandshake.decode(msg);
+        assertEquals(3, got.extensions());
+        assertEquals(sample().regions(), got.published(), "the application's regions are unchanged");
+        assertEquals(2, got.regions().size(), "an older release sees one more region");
+        // an older release offers nothing: both fall back to plain IBA
+        PeerInfo old = JroceHandshake.decode(JroceHandshake.encode(sample()));
+        assertEquals(0, old.extensions());
+        assertEquals(0, offering.extensions() & old.extensions());
+        assertEquals(3, offering.extensions() & got.extensions());
+        assertEquals(0, sample().withExtensions(0).extensions());
+    }
+
     private static byte[] header(int version, int bodyLength) {
         return ByteBuffer.allocate(10).putInt(0x4a524345).putShort((short) version).putInt(bodyLength).array();
     }

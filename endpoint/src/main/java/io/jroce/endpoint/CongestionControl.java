@@ -1,0 +1,136 @@
+package io.jroce.endpoint;
+
+/**
+ * The requester's per-QP congestion window ({@link JroceExtensions#CONGESTION_CONTROL}), in packets (PSNs in
+ * flight). Window, not rate: jroce has no pacer finer than its event loop, and a window is self-clocked by the
+ * acknowledgements the completer already handles. Three signals, each from a published design:
+ * <ul>
+ * <li>delay (Swift, Kumar et al. SIGCOMM 2020): the completer's round-trip samples against a target of the
+ *     smallest round trip seen plus {@link #TARGET_QUEUE_NANOS} of queueing; below it the window grows by one
+ *     packet per window acknowledged (additive increase), above it shrinks by {@code beta·(rtt-target)/rtt}, at
+ *     most once per round trip and by at most half;</li>
+ * <li>loss: a new loss recovery (SACK, sequence NAK) halves the window once per round trip, a timeout resets it to
+ *     the minimum (Swift's loss rules);</li>
+ * <li>CNP (DCQCN reaction point, Zhu et al. SIGCOMM 2015, with NVIDIA's defaults): {@code alpha = (1-g)·alpha + g},
+ *     the window is cut by {@code alpha/2}, at most once per {@link #CNP_MIN_GAP_NANOS}; alpha decays by (1-g) per
+ *     {@link #ALPHA_PERIOD_NANOS} without a CNP, computed lazily on the next CNP instead of by a timer.</li>
+ * </ul>
+ * Over all of it sits IRN's BDP-FC cap: never more in flight than twice the measured bandwidth-delay product
+ * (the highest delivery rate over a round trip times the smallest round trip), nor more than {@code ceiling}
+ * (the device window, and with selective repeat the responder's out-of-order window).
+ */
+final class CongestionControl {
+    static final double MIN_WINDOW = 2;
+    static final double INITIAL_WINDOW = 16;
+    /** Queueing a flow may add before the window shrinks: above jroce's own scheduling noise (tens of µs). */
+    static final long TARGET_QUEUE_NANOS = 300_000;
+    static final double BETA = 0.8;
+    static final double MAX_DECREASE = 0.5;
+    /** DCQCN's g: NVIDIA's DCE_TCP_G 1019/1024 keeps 1019/1024 of alpha, i.e. g = 5/1024. */
+    static final double G = 5.0 / 1024;
+    static final long ALPHA_PERIOD_NANOS = 55_000;
+    static final long CNP_MIN_GAP_NANOS = 50_000;
+
+    private final int ceiling;
+    double window = INITIAL_WINDOW;
+    private long minRtt = Long.MAX_VALUE;
+    /** The last round-trip sample was below the target: acknowledgements grow the window. */
+    private boolean belowTarget = true;
+    /** When the window was last cut; far in the past at first, so the first signal always acts. */
+    private long lastDecrease = Long.MIN_VALUE / 4;
+    private double alpha = 1;
+    private long lastAlphaUpdate;
+    private long lastCnpCut;
+    // delivery rate over the current round trip, for the BDP cap
+    private long rateStart;
+    private long delivered;
+    private double maxRatePerNano;
+    long decreases;
+
+    CongestionControl(int ceiling) {
+        this.ceiling = ceiling;
+        window = Math.min(INITIAL_WINDOW, ceiling);
+    }
+
+    /** Packets that may be in flight now. */
+    int limit() {
+        int w = (int) window;
+        int bdp = bdpCap();
+        return Math.max((int) MIN_WINDOW, Math.min(Math.min(w, bdp), ceiling));
+    }
+
+    /** Twice the measured bandwidth-delay product in packets, or the ceiling while nothing is measured. */
+    int bdpCap() {
+        if (maxRatePerNano == 0 || minRtt == Long.MAX_VALUE) return ceiling;
+        double bdp = maxRatePerNano * minRtt;
+        return (int) Math.min(ceiling, Math.max(INITIAL_WINDOW, Math.ceil(2 * bdp)));
+    }
+
+    /** {@code packets} more were acknowledged cumulatively at {@code now}; {@code srtt} 0 until measured. */
+    void onAcked(int packets, long now, long srtt) {
+        if (belowTarget) {
+            window += (double) packets / window;
+            if (window > ceiling) window = ceiling;
+        }
+        if (rateStart == 0) {
+            rateStart = now; // the interval starts with this acknowledgement, so its packets are not in it
+            return;
+        }
+        delivered += packets;
+        if (srtt > 0 && now - rateStart >= srtt) {
+            double rate = (double) delivered / (now - rateStart);
+            if (rate > maxRatePerNano) maxRatePerNano = rate;
+            delivered = 0;
+            rateStart = now;
+        }
+    }
+
+    /** A round-trip sample. */
+    void onRtt(long rtt, long now) {
+        if (rtt <= 0) return;
+        if (rtt < minRtt) minRtt = rtt;
+        long target = minRtt + TARGET_QUEUE_NANOS;
+        belowTarget = rtt < target;
+        if (!belowTarget && now - lastDecrease >= rtt) {
+            double f = Math.max(1 - BETA * (rtt - target) / rtt, 1 - MAX_DECREASE);
+            decrease(window * f, now);
+        }
+    }
+
+    /** A new loss recovery began (SACK or sequence NAK). */
+    void onLoss(long now, long srtt) {
+        if (now - lastDecrease >= Math.max(srtt, 1)) decrease(window * (1 - MAX_DECREASE), now);
+    }
+
+    /** The local ACK timer expired. */
+    void onTimeout(long now) {
+        decrease(MIN_WINDOW, now);
+    }
+
+    /** A CNP for this QP: DCQCN's reaction point, applied to the window. */
+    void onCnp(long now) {
+        if (lastAlphaUpdate != 0) {
+            long periods = (now - lastAlphaUpdate) / ALPHA_PERIOD_NANOS;
+            if (periods > 0) alpha *= Math.pow(1 - G, Math.min(periods, 100_000));
+        }
+        alpha = (1 - G) * alpha + G;
+        lastAlphaUpdate = now;
+        if (lastCnpCut == 0 || now - lastCnpCut >= CNP_MIN_GAP_NANOS) {
+            lastCnpCut = now;
+            decrease(window * (1 - alpha / 2), now);
+        }
+    }
+
+    private void decrease(double to, long now) {
+        double w = Math.max(MIN_WINDOW, to);
+        if (w < window) {
+            window = w;
+            decreases++;
+        }
+        lastDecrease = now;
+    }
+
+    double alpha() {
+        return alpha;
+    }
+}

@@ -1,0 +1,133 @@
+package io.jroce.endpoint;
+
+import io.jroce.wire.Icrc;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import org.junit.jupiter.api.Test;
+
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * The per-QP congestion window ({@link CongestionControl}) driven by hand, and a CNP (opcode 0x81) sent at a
+ * device over UDP: counted on the QP it names, and acted on when congestion control is on.
+ */
+class CongestionControlTest {
+    private static final long US = 1_000;
+
+    @Test
+    void additiveIncreaseBelowTheDelayTargetAndOneCutPerRoundTripAbove() {
+        CongestionControl cc = new CongestionControl(256);
+        long now = 1_000_000;
+        cc.onRtt(50 * US, now);
+        double w0 = cc.window;
+        for (int i = 0; i < 16; i++) cc.onAcked(1, now += US, 0);
+        assertEquals(w0 + 1, cc.window, 0.1, "one packet per window acknowledged");
+        double grown = cc.window;
+        // queueing far above the target: cut once, by at most half
+        cc.onRtt(50 * US + 5 * CongestionControl.TARGET_QUEUE_NANOS, now += US);
+        double cut = cc.window;
+        assertTrue(cut < grown && cut >= grown / 2 - 1e-9, "cut by at most half: " + cut);
+        cc.onRtt(50 * US + 5 * CongestionControl.TARGET_QUEUE_NANOS, now += US);
+        assertEquals(cut, cc.window, "not twice within one round trip");
+        assertEquals(1, cc.decreases);
+        double before = cc.window;
+        for (int i = 0; i < 100; i++) cc.onAcked(1, now += US, 0);
+        assertEquals(before, cc.window, "no increase while above the target");
+        cc.onTimeout(now);
+        assertEquals(CongestionControl.MIN_WINDOW, cc.window);
+        assertEquals(2, cc.limit());
+    }
+
+    @Test
+    void lossHalvesOncePerRoundTripAndTheWindowNeverPassesTheCeiling() {
+        CongestionControl cc = new CongestionControl(32);
+        long now = 1_000_000;
+        for (int i = 0; i < 10_000; i++) cc.onAcked(1, now += US, 0);
+        assertEquals(32, cc.limit(), "capped by the ceiling");
+        cc.onLoss(now, 100 * US);
+        assertEquals(16, cc.window, 1e-9);
+        cc.onLoss(now + 10 * US, 100 * US);
+        assertEquals(16, cc.window, 1e-9, "same round trip: no second cut");
+        cc.onLoss(now + 200 * US, 100 * US);
+        assertEquals(8, cc.window, 1e-9);
+    }
+
+    @Test
+    void dcqcnCutsByHalfAlphaAndAlphaDecaysWithoutCnps() {
+        CongestionControl cc = new CongestionControl(256);
+        cc.window = 100;
+        long now = 1_000_000;
+        cc.onCnp(now);
+        assertEquals(50, cc.window, 0.1, "alpha starts at 1: the first CNP halves");
+        cc.onCnp(now + 10 * US);
+        assertEquals(50, cc.window, 0.1, "at most one cut per 50 us");
+        // a long quiet spell: alpha decays, so the next cut is small
+        cc.onCnp(now + 100_000 * US);
+        assertTrue(cc.alpha() < 0.05, "alpha decayed: " + cc.alpha());
+        assertTrue(cc.window > 49 && cc.window < 50, "a small cut after decay: " + cc.window);
+        assertEquals(2, cc.decreases);
+    }
+
+    @Test
+    void theBdpCapFollowsTheMeasuredRateAndRoundTrip() {
+        CongestionControl cc = new CongestionControl(256);
+        long now = 1_000_000;
+        long rtt = 100 * US;
+        cc.onRtt(rtt, now);
+        // 1 packet per 10 us for several round trips: BDP 10 packets, cap 2 x 10 = 20
+        for (int i = 0; i < 100; i++) cc.onAcked(1, now += 10 * US, rtt);
+        assertEquals(20, cc.bdpCap(), 1);
+        assertTrue(cc.limit() <= 21, "the window stays under the cap: " + cc.limit());
+    }
+
+    @Test
+    void aCnpIsCountedOnTheQpItNamesAndCutsItsWindowWhenCongestionControlIsOn() throws Exception {
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.15")), new DeviceConfig(Pair.addr("127.77.41.16")))) {
+            CompletionQueue cqA = p.a.createCq(8);
+            CompletionQueue cqB = p.b.createCq(8);
+            QueuePair plain = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(4).maxRecvWr(4));
+            QueuePair withCc = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(4).maxRecvWr(4));
+            QueuePair peer1 = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(4).maxRecvWr(4));
+            QueuePair peer2 = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(4).maxRecvWr(4));
+            RcConnect.connectPair(plain, 1, peer1, 2, RcConnect.Params.defaults());
+            RcConnect.connectPair(withCc, 3, peer2, 4, RcConnect.Params.defaults().extensions(JroceExtensions.CONGESTION_CONTROL));
+            long cwnd = withCc.counters().cwnd;
+            assertEquals(16, cwnd, "initial window");
+            try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(p.b.address(), 0))) {
+                sendCnp(s, p, plain.qpNum());
+                sendCnp(s, p, withCc.qpNum());
+                sendCnp(s, p, 0xabcdef); // no such QP: dropped and counted
+                // wait until the device has seen all three (the counters are read on its event loop)
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (p.a.counters().packetsIn < 3 && System.nanoTime() < deadline) Pair.barrier(p.a);
+            }
+            assertEquals(3, p.a.counters().packetsIn, "three CNPs arrived");
+            assertEquals(1, plain.counters().cnpsReceived);
+            assertEquals(0, plain.counters().cwndDecreases, "no congestion control: counted only");
+            QpCounters c = withCc.counters();
+            assertEquals(1, c.cnpsReceived);
+            assertEquals(1, c.cwndDecreases);
+            assertEquals(8, c.cwnd, "alpha 1: the window halves");
+            assertEquals(1, p.a.counters().drops(DropReason.UNKNOWN_QP));
+        }
+    }
+
+    /** The NVIDIA example CNP (BTH 0x81, P_Key 0xffff, BECN, 16 reserved bytes, ICRC) aimed at {@code qpn}. */
+    private static void sendCnp(DatagramSocket s, Pair p, int qpn) throws Exception {
+        ByteBuf b = Unpooled.buffer(32);
+        b.writeByte(0x81).writeByte(0).writeShort(0xffff).writeByte(0x40).writeMedium(qpn).writeInt(0);
+        b.writeZero(16);
+        b.writeInt(0);
+        int src = java.nio.ByteBuffer.wrap(p.b.address().getAddress()).getInt();
+        int dst = java.nio.ByteBuffer.wrap(p.a.address().getAddress()).getInt();
+        new Icrc().writeIpv4(src, dst, new Random().nextInt(1 << 16), Icrc.IPV4_DF, s.getLocalPort(), p.a.port(), b, 0, 32);
+        byte[] bytes = new byte[32];
+        b.getBytes(0, bytes);
+        s.send(new DatagramPacket(bytes, 32, new InetSocketAddress(p.a.address(), p.a.port())));
+    }
+}
