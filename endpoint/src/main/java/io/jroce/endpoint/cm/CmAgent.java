@@ -114,6 +114,20 @@ public final class CmAgent implements AutoCloseable {
         port.start(this::onMad);
     }
 
+    /** Opens the CM of {@code device} on its QP 1 with the default configuration. */
+    public static CmAgent open(Device device) {
+        return open(device, CmConfig.defaults());
+    }
+
+    /**
+     * Opens the CM of {@code device} on its QP 1 ({@link Device#openGsi}; a device has one, so one agent per device).
+     * MADs and the connected QPs' traffic go to the peers' UDP port {@link CmConfig#peerUdpPort}.
+     */
+    public static CmAgent open(Device device, CmConfig config) {
+        int peerPort = config.peerUdpPort > 0 ? config.peerUdpPort : device.port();
+        return new CmAgent(device, new GsiMadPort(device, peerPort), config);
+    }
+
     /**
      * Opens the CM of {@code device} on a {@link MadPort} of the caller's choosing (tests, or a transport other
      * than the device's own QP 1). The agent closes the port when it is closed.
