@@ -70,6 +70,7 @@ final class CmConnect {
                 }
             } else {
                 InetAddress host = v.get(s, "host", Type.ADDRESS, x.settings.peer());
+                boolean told = false;
                 while (true) {
                     id = CmId.create(x.cm(), ch);
                     id.useQp(q.qp);
@@ -77,6 +78,12 @@ final class CmConnect {
                     CmEvent e = next(ch, deadline, s);
                     if (e.type() == CmEventType.REJECTED && e.status() == 8 && System.nanoTime() < deadline) {
                         // nobody listens yet (REJ 8, invalid service ID): as the TCP connect, try again until timeout
+                        if (!told) {
+                            x.out.printf("connect %s: %s port %d refused (REJ 8, invalid service ID: nobody listens); retrying%n",
+                                    qpName, IpText.of(host), port);
+                            x.out.flush();
+                            told = true;
+                        }
                         id.close();
                         q.qp.modify(new QpAttr().state(QpState.RESET));
                         RcConnect.toInit(q.qp, RcConnect.Params.defaults().accessFlags(q.access));
