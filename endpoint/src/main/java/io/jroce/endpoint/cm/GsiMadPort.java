@@ -102,7 +102,7 @@ final class GsiMadPort implements MadPort {
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
-                if (closed) return;
+                if (closed || !device.isOpen()) return; // the device went first: nothing more will come
                 throw e;
             }
             for (int i = 0; i < n; i++) {
