@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Interop check: jroce (host side, inside netns rxelab on 10.77.0.1) against Linux Soft-RoCE (rdma_rxe)
-# running the real ibv_rc_pingpong and perftest tools in QEMU guests: the project's lab, integration-tests/rxe/lab.
+# running the real ibv_rc_pingpong, ibv_ud_pingpong and perftest tools in QEMU guests: the project's lab, integration-tests/rxe/lab.
 #
 #   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic; both roles)
-#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, then the loss cases
+#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, then the loss cases
 #   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
@@ -251,6 +251,13 @@ pingpong() { # mtu size iters
   run_case "pingpong-m$1-s$2-guest-server" guest-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
   run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
 }
+# ibv_ud_pingpong: UD SEND ping-pong, Q_Key 0x11111111, receive buffers of size + 40 (GRH). jroce's -m is its port
+# MTU, which bounds a UD message (rxe's is 4096 on the lab's 9000-byte links; ud_pingpong has no -m).
+UDPP="ibv_ud_pingpong -d rxe0 -g 1"
+udpingpong() { # jroce-port-mtu size iters
+  run_case "ud_pingpong-s$2-guest-server" guest-server "$UDPP -s $2 -n $3" "pingpong --ud -m $1 -s $2 -n $3 --chk"
+  run_case "ud_pingpong-s$2-jroce-server" jroce-server "$UDPP -s $2 -n $3" "pingpong --ud -m $1 -s $2 -n $3"
+}
 perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A TYPE" or "-q N"]
   local tool=$1 jt=$2 m=$3 s=$4 n=$5 extra=${6:-} lat= sz="-s $4" jsz="-s $4"
   [[ $tool == *_lat ]] && lat=--lat
@@ -302,6 +309,7 @@ else
     perf ib_read_bw read $m 65536 20 "-q 2"
     perf ib_send_bw send $m 65536 20 "-q 2"
   done
+  for s in 64 2048 4096; do udpingpong 4096 $s 20; done
   lossy
 fi
 [ $LABFAIL = 0 ] || exit 3

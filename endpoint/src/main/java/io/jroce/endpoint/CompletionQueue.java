@@ -25,6 +25,7 @@ public final class CompletionQueue {
     private final int[] qpNum;
     private final int[] flags;
     private final int[] srcQp;
+    private final int[] srcPort;
     private final int[] vendorErr;
 
     /** Next slot the producer (the event loop) writes. */
@@ -61,6 +62,7 @@ public final class CompletionQueue {
         this.qpNum = new int[slots];
         this.flags = new int[slots];
         this.srcQp = new int[slots];
+        this.srcPort = new int[slots];
         this.vendorErr = new int[slots];
     }
 
@@ -88,11 +90,12 @@ public final class CompletionQueue {
      * @return false if the queue was full: the CQ is now overrun and the caller must fail its QP
      */
     boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited) {
-        return push(id, st, op, len, immInv, qpn, fl, vendor, solicited, 0);
+        return push(id, st, op, len, immInv, qpn, fl, vendor, solicited, 0, 0);
     }
 
-    /** {@link #push} with the UD source QP number of a receive completion. */
-    boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited, int src) {
+    /** {@link #push} with the UD source QP number and UDP source port of a receive completion. */
+    boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited, int src,
+                 int sport) {
         long t = tail;
         if (t - head >= depth || overrun) {
             if (!overrun) {
@@ -113,6 +116,7 @@ public final class CompletionQueue {
         qpNum[i] = qpn;
         flags[i] = fl;
         srcQp[i] = src;
+        srcPort[i] = sport;
         vendorErr[i] = vendor;
         tail = t + 1; // volatile write publishes the slot
         wake(solicited || st != WcStatus.SUCCESS);
@@ -162,6 +166,7 @@ public final class CompletionQueue {
             wc.invalidatedRkey = (flags[i] & WorkCompletion.WITH_INV) != 0 ? immOrInv[i] : 0;
             wc.qpNum = qpNum[i];
             wc.srcQp = srcQp[i];
+            wc.srcUdpPort = srcPort[i];
             wc.vendorErr = vendorErr[i];
         }
         head = h + n;

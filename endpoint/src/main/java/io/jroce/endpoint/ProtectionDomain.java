@@ -87,6 +87,31 @@ public final class ProtectionDomain {
         return new AddressHandle(this, dest, udpPort);
     }
 
+    /**
+     * An address handle back to the sender of a UD receive ({@code ibv_create_ah_from_wc}): the source address
+     * read from the receive buffer's GRH area ({@code grh}: its 40 bytes from the buffer's position; IPv4: bytes
+     * 32..35, IPv6: bytes 8..23), on the RoCEv2 port 4791.
+     */
+    public AddressHandle createAhFromWc(WorkCompletion wc, ByteBuffer grh) {
+        return createAhFromWc(wc, grh, io.jroce.wire.RoceV2.UDP_PORT);
+    }
+
+    /**
+     * As {@link #createAhFromWc(WorkCompletion, ByteBuffer)} on {@code udpPort}: between jroce devices on other
+     * ports (tests) pass {@link WorkCompletion#srcUdpPort()}.
+     */
+    public AddressHandle createAhFromWc(WorkCompletion wc, ByteBuffer grh, int udpPort) {
+        if (!wc.ok() || !wc.hasGrh()) throw new IllegalArgumentException("not a successful UD receive completion: " + wc);
+        boolean v6 = device.address() instanceof java.net.Inet6Address;
+        byte[] a = new byte[v6 ? 16 : 4];
+        grh.get(grh.position() + (v6 ? 8 : 32), a);
+        try {
+            return createAh(InetAddress.getByAddress(a), udpPort);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e); // cannot happen: 4 or 16 bytes
+        }
+    }
+
     /** {@link Device#openGsi}: QP 1 in this protection domain, already in RTS. */
     public QueuePair openGsi(QpInitAttr init) {
         return device.openGsi(this, init);

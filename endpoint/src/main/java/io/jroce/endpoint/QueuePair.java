@@ -286,13 +286,14 @@ public final class QueuePair {
 
     /** Returns false when the receive CQ overran: the QP is then in ERR and the message must not be ACKed. */
     boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
-        return completeRecv(r, status, op, byteLen, immInv, flags, solicited, 0);
+        return completeRecv(r, status, op, byteLen, immInv, flags, solicited, 0, 0);
     }
 
-    /** {@link #completeRecv} with a UD sender's QP number. */
-    boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited, int srcQp) {
+    /** {@link #completeRecv} with a UD sender's QP number and UDP source port. */
+    boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited, int srcQp,
+                         int srcPort) {
         rq.consumed++;
-        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited, srcQp)) {
+        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited, srcQp, srcPort)) {
             if (state != QpState.ERR) toError("receive CQ overrun");
             return false;
         }

@@ -78,13 +78,13 @@ final class UdReceiver {
         if (GRH_LENGTH + (long) payload > r.capacity) {
             // rxe_resp.c rxe_resp_check_length -> RESPST_ERR_LENGTH, class D for UD without SRQ: the WQE
             // completes with LOC_LEN_ERR and the QP stays as it was
-            qp.completeRecv(r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, p.se(), srcQp);
+            qp.completeRecv(r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, p.se(), srcQp, srcPort);
             return;
         }
         writeGrh(src16, src4, ipId, udpLen);
         if (!Responder.scatter(r, 0, grh, 0, GRH_LENGTH) || !Responder.scatter(r, GRH_LENGTH, p.buffer(), p.payloadOffset(), payload)) {
             qp.enterError("UD receive buffer was deregistered");
-            qp.completeRecv(r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, false, srcQp);
+            qp.completeRecv(r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, false, srcQp, srcPort);
             qp.flushIfError();
             return;
         }
@@ -94,7 +94,7 @@ final class UdReceiver {
             flags |= WorkCompletion.WITH_IMM;
             imm = p.immDt().imm();
         }
-        qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, GRH_LENGTH + payload, imm, flags, p.se(), srcQp);
+        qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, GRH_LENGTH + payload, imm, flags, p.se(), srcQp, srcPort);
     }
 
     /**

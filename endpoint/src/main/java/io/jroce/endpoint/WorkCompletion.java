@@ -31,6 +31,7 @@ public final class WorkCompletion {
     int qpNum;
     int flags;
     int srcQp;
+    int srcUdpPort;
 
     public long wrId() { return wrId; }
     public WcStatus status() { return status; }
@@ -52,6 +53,12 @@ public final class WorkCompletion {
     }
     /** UD receive: the sender's QP number (from the DETH); 0 for RC completions. */
     public int srcQp() { return srcQp; }
+    /**
+     * UD receive: the UDP source port of the datagram (a jroce extension; 0 for RC). Not where to answer a RoCE
+     * peer: rdma_rxe and NICs send from varying source ports and listen on 4791. A jroce device sends from the
+     * port it is bound to, so between jroce devices on other ports (tests on loopback) it is the peer's port.
+     */
+    public int srcUdpPort() { return srcUdpPort; }
     /** UD receive: the P_Key index the datagram matched; always 0 (the P_Key table has one entry). */
     public int pkeyIndex() { return 0; }
     public boolean hasGrh() { return (flags & GRH) != 0; }
@@ -71,6 +78,7 @@ public final class WorkCompletion {
         c.qpNum = qpNum;
         c.flags = flags;
         c.srcQp = srcQp;
+        c.srcUdpPort = srcUdpPort;
         return c;
     }
 

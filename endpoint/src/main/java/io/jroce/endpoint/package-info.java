@@ -1,5 +1,5 @@
 /**
- * A software RoCEv2 RC endpoint with a verbs-shaped API, laid out like rdma_rxe's single directory
+ * A software RoCEv2 endpoint (RC and UD queue pairs) with a verbs-shaped API, laid out like rdma_rxe's single directory
  * (drivers/infiniband/sw/rxe): one package, because the engines share the QP context through
  * package-private fields, the way rxe's files share {@code struct rxe_qp}.
  *
@@ -25,12 +25,14 @@
  * <li>{@code AsyncEvent}: {@code IBV_EVENT_*} asynchronous events.</li>
  * <li>{@code VerbsException}: a refused verbs call, naming what to fix.</li>
  * <li>{@code RcConnect}: RESET&rarr;INIT&rarr;RTR&rarr;RTS towards a peer, the common connect sequence.</li>
+ * <li>{@code AddressHandle}: a UD destination ({@code ibv_ah}): address and UDP port.</li>
  * </ul>
  *
  * <h2>The QP context and its rings (rxe_qp.c, rxe_queue.h)</h2>
  * <ul>
  * <li>{@code QueuePair}: the QP context, posting, modify/query, completion and flush.</li>
  * <li>{@code QpInitAttr}: what a QP is created with ({@code ibv_qp_init_attr}).</li>
+ * <li>{@code QpType}: RC or UD ({@code ibv_qp_type}).</li>
  * <li>{@code QpAttr}: modify/query attributes with their mask ({@code ibv_qp_attr}).</li>
  * <li>{@code QpState}: the QP states.</li>
  * <li>{@code QpStateTable}: legal transitions with their required and optional attributes.</li>
@@ -46,6 +48,7 @@
  * <li>{@code Requester}: segments WQEs into packets, assigns PSNs, windows, rewinds for Go-Back-N.</li>
  * <li>{@code Completer}: ACKs, NAKs, READ responses and atomic ACKs retire send WQEs; retry and RNR.</li>
  * <li>{@code Responder}: checks and executes requests, answers with ACKs, NAKs and responses.</li>
+ * <li>{@code UdReceiver}: UD receive: P_Key, state and Q_Key checks, the GRH area, delivery (rxe_recv.c, rxe_resp.c).</li>
  * <li>{@code ResponderResource}: a READ or atomic the responder remembers ({@code struct resp_res}).</li>
  * </ul>
  *

@@ -106,8 +106,8 @@ class JavaApiDocExampleTest {
 
     @Test
     void connectionManagerClientAndServer() throws Exception {
-        InetAddress serverAddress = InetAddress.getByName("127.77.43.1");
-        InetAddress clientAddress = InetAddress.getByName("127.77.43.2");
+        InetAddress serverAddress = InetAddress.getByName("127.77.44.1");
+        InetAddress clientAddress = InetAddress.getByName("127.77.44.2");
         int port = 7471;
         CountDownLatch listening = new CountDownLatch(1);
         CompletableFuture<String> server = CompletableFuture.supplyAsync(() -> {
@@ -170,11 +170,44 @@ class JavaApiDocExampleTest {
     }
 
     @Test
+    void udSendsToAnAddressHandle() throws Exception {
+        try (Device a = Device.open(InetAddress.getByName("127.77.43.1")); Device b = Device.open(InetAddress.getByName("127.77.43.2"))) {
+            ProtectionDomain pd = a.allocPd();
+            CompletionQueue cq = a.createCq(16);
+            MemoryRegion mr = pd.allocateAndRegister(256, Access.LOCAL_WRITE);
+            ProtectionDomain pdB = b.allocPd();
+            CompletionQueue cqB = b.createCq(16);
+            QueuePair peer = pdB.createQp(new QpInitAttr(cqB).qpType(QpType.UD));
+            peer.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(0x11111111));
+            peer.modify(new QpAttr().state(QpState.RTR));
+            MemoryRegion in = pdB.allocateAndRegister(296, Access.LOCAL_WRITE);
+            peer.postRecv(new ReceiveWorkRequest(5, Sge.of(in)));
+            InetAddress peerAddress = b.address();
+            int peerQpn = peer.qpNum();
+            // DOC-UD-BEGIN
+            QueuePair ud = pd.createQp(new QpInitAttr(cq).qpType(QpType.UD));
+            ud.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(0x11111111));
+            ud.modify(new QpAttr().state(QpState.RTR));
+            ud.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+            AddressHandle ah = pd.createAh(peerAddress);           // UDP 4791; createAh(address, port) for another port
+            ud.postSend(new SendWorkRequest(1, WrOpcode.SEND, Sge.of(mr, 0, 256)).ud(ah, peerQpn, 0x11111111).signaled());
+            // DOC-UD-END
+            WorkCompletion[] wc = new WorkCompletion[1];
+            assertEquals(1, cq.poll(wc, 5, TimeUnit.SECONDS));
+            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+            assertEquals(1, cqB.poll(wc, 5, TimeUnit.SECONDS));
+            assertEquals(5, wc[0].wrId());
+            assertEquals(296, wc[0].byteLen(), wc[0].toString());
+            assertEquals(ud.qpNum(), wc[0].srcQp());
+        }
+    }
+
+    @Test
     void theJavaApiGuideShowsTheseExamplesVerbatim() throws Exception {
         Path module = Path.of(System.getProperty("user.dir"));
         String test = Files.readString(module.resolve(SOURCE));
         String guide = normalize(Files.readString(module.getParent().resolve("docs/java-api.md")));
-        for (String marker : new String[] {"DOC-EXAMPLE", "DOC-RCCONNECT", "DOC-CM-CLIENT", "DOC-CM-SERVER", "DOC-CM-ACCEPT"}) {
+        for (String marker : new String[] {"DOC-EXAMPLE", "DOC-RCCONNECT", "DOC-UD", "DOC-CM-CLIENT", "DOC-CM-SERVER", "DOC-CM-ACCEPT"}) {
             String example = test.substring(test.indexOf("// " + marker + "-BEGIN"), test.indexOf("// " + marker + "-END"));
             String body = normalize(example.lines().skip(1).collect(Collectors.joining("\n")));
             assertTrue(!body.isEmpty() && guide.contains(body),

@@ -104,7 +104,11 @@ class UdTest {
             // the answer goes back by the GRH's source address and the completion's src_qp, as ud_pingpong does
             MemoryRegion back = p.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
             qa.postRecv(new ReceiveWorkRequest(3, Sge.of(back)));
-            AddressHandle reply = p.pdB.createAh(InetAddress.getByAddress(Arrays.copyOfRange(bytes(dst, 0, 40), 32, 36)), p.a.port());
+            assertEquals(p.a.port(), r1.srcUdpPort(), "a jroce device sends from its bound port");
+            AddressHandle reply = p.pdB.createAhFromWc(r1, dst.buffer(), r1.srcUdpPort());
+            assertEquals(A, reply.address());
+            assertEquals(4791, p.pdB.createAhFromWc(r1, dst.buffer()).udpPort());
+            assertThrows(IllegalArgumentException.class, () -> p.pdB.createAhFromWc(sent.get(0), dst.buffer()), "a send completion has no GRH");
             qb.postSend(new SendWorkRequest(12, WrOpcode.SEND, Sge.of(dst, 40, 5)).ud(reply, r1.srcQp(), QKEY));
             WorkCompletion r3 = one(cqA);
             Wcs.assertOk(r3, 3, WcOpcode.RECV, 45, qa);

@@ -128,7 +128,7 @@ public final class RcPingpongHandshake {
     public static void requireRoutable(PeerInfo remote, Gid mine) throws IOException {
         Gid g = remote.gid();
         if (Arrays.equals(g.raw(), new byte[16])) {
-            throw new IOException("the peer announced GID 0 (ibv_rc_pingpong without -g): run it with -g <index of its "
+            throw new IOException("the peer announced GID 0 (ibv_rc_pingpong or ibv_ud_pingpong without -g): run it with -g <index of its "
                     + (mine.isIpv4Mapped() ? "IPv4" : "IPv6") + " RoCEv2 GID>, e.g. -g 1 on rxe (see 'ibv_devinfo -v')");
         }
         GidFamily.requireSame(mine, g, "-g");

@@ -95,6 +95,7 @@ final class Completions {
             sb.append(' ').append(wc.opcode()).append(" len=").append(wc.byteLen());
             if (wc.hasImm()) sb.append(String.format(" imm=0x%x", wc.immData()));
             if (wc.hasInv()) sb.append(String.format(" inv=0x%x", wc.invalidatedRkey()));
+            if (wc.hasGrh()) sb.append(String.format(" src_qp=0x%06x", wc.srcQp()));
         } else {
             sb.append(" vendor_err=").append(wc.vendorErr());
         }

@@ -80,6 +80,10 @@ final class ConnectCommands {
             Statement out = c.withDefault(s, "qp", Kind.QP);
             String qp = out.arg("qp").literal();
             Sym sym = c.symbols().live.get(qp);
+            if (sym.ud()) {
+                throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : 0, "qp " + qp
+                        + " is a UD QP: it needs no connection; name the destination on each send (send to=ADDR qpn=N)");
+            }
             if (sym.connected()) {
                 throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : 0, "qp " + qp + " is already connected (line "
                         + sym.line() + "): create another QP for a second connection");

@@ -56,10 +56,26 @@ final class PostCommands {
     };
 
     static final SessionCommand SEND = new Post(Syntax.of("send", Positional.NONE,
-            "send [qp=QP] [mr=MR [offset=N] [len=N]] [imm=N | inv=REMOTE|N] [solicited] [inline] [unsignaled] [fence] [wr_id=N]",
-            "post a SEND (SEND_WITH_IMM with imm=, SEND_WITH_INV invalidating the peer's rkey with inv=)",
+            "send [qp=QP] [mr=MR [offset=N] [len=N]] [imm=N | inv=REMOTE|N] [solicited] [inline] [unsignaled] [fence] [wr_id=N] "
+                    + "[to=ADDR [udp_port=N] qpn=N [qkey=N]]",
+            "post a SEND (SEND_WITH_IMM with imm=, SEND_WITH_INV invalidating the peer's rkey with inv=); from a UD QP to "
+                    + "QP qpn= at to= (UDP port: ours unless udp_port=; Q_Key: the QP's own unless qkey=)",
             WR, opt("mr", Type.NAME), Syntax.RANGE, opt("imm", Type.U32), opt("inv", Type.KEY_OR_REMOTE),
-            opt("solicited", Type.BOOL), opt("inline", Type.BOOL)), false, (v, s, q, wr) -> {
+            opt("solicited", Type.BOOL), opt("inline", Type.BOOL), opt("to", Type.ADDRESS), opt("udp_port", Type.PORT),
+            opt("qpn", Type.QPN), opt("qkey", Type.U32)), false, (v, s, q, wr) -> {
+                if (s.has("to")) {
+                    // a UD destination (ibv_send_wr.wr.ud): an address handle per send; a Q_Key with the high bit
+                    // set stands for the QP's own (IBA 10.2.4)
+                    java.net.InetAddress to = (java.net.InetAddress) v.value(s.arg("to"), Type.ADDRESS);
+                    int port = s.has("udp_port") ? (int) v.value(s.arg("udp_port"), Type.PORT) : q.qp.device().port();
+                    io.jroce.endpoint.AddressHandle ah;
+                    try {
+                        ah = q.qp.pd().createAh(to, port);
+                    } catch (RuntimeException e) {
+                        throw new Failure(e.getMessage());
+                    }
+                    wr.ud(ah, (int) v.value(s.arg("qpn"), Type.QPN), s.has("qkey") ? (int) v.value(s.arg("qkey"), Type.U32) : 0x80000000);
+                }
                 if (s.has("imm")) {
                     wr.immData((int) v.value(s.arg("imm"), Type.U32));
                     return WrOpcode.SEND_WITH_IMM;
@@ -140,6 +156,20 @@ final class PostCommands {
                         + " is not connected yet: 'listen' or 'connect' it on an earlier line (or modify it to RTS)");
             }
             if (s.has("imm") && s.has("inv")) throw err(s.line(), s.arg("inv").column(), "imm= and inv= exclude each other");
+            boolean ud = c.symbols().live.get(qp).ud();
+            if (ud && !s.verb().equals("send")) {
+                throw err(s.line(), s.verbColumn(), "qp " + qp + " is a UD QP: it posts send only (no RDMA or atomics over UD)");
+            }
+            if (ud) {
+                if (!s.has("to") || !s.has("qpn")) {
+                    throw err(s.line(), s.verbColumn(), "qp " + qp + " is a UD QP: name the destination with to=ADDR qpn=N");
+                }
+                if (s.has("inv")) throw err(s.line(), s.arg("inv").column(), "a UD QP sends SEND and SEND with imm= only");
+            } else {
+                for (String k : List.of("to", "udp_port", "qpn", "qkey")) {
+                    if (s.has(k)) throw err(s.line(), s.arg(k).column(), k + "= is for a UD QP (qp NAME ud); qp " + qp + " is RC");
+                }
+            }
             c.checkLocalBuffer(s, atomic);
             return out;
         }

@@ -15,6 +15,7 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.QpType;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.RcConnect;
 
@@ -26,6 +27,9 @@ import static io.jroce.cli.node.Syntax.Arg.opt;
 
 /** Completion queues and queue pairs: cq, qp, modify, query. */
 final class QueueCommands {
+    /** A UD QP's Q_Key unless qkey= says otherwise: ibv_ud_pingpong's. */
+    static final int UD_QKEY = 0x11111111;
+
     private QueueCommands() {
     }
 
@@ -51,11 +55,13 @@ final class QueueCommands {
     };
 
     static final SessionCommand QP = new SessionCommand(Syntax.of("qp", Positional.NAME,
-            "qp NAME [cq=CQ] [send_cq=CQ] [recv_cq=CQ] [send_wr=N] [recv_wr=N] [sge=N] [inline=N] [sig_all] [access=FLAGS]",
-            "create an RC queue pair and move it to INIT, so receives can be posted before the connection exists",
+            "qp NAME [cq=CQ] [send_cq=CQ] [recv_cq=CQ] [send_wr=N] [recv_wr=N] [sge=N] [inline=N] [sig_all] [access=FLAGS] "
+                    + "[ud [qkey=N]]",
+            "create an RC queue pair and move it to INIT, so receives can be posted before the connection exists; with ud: "
+                    + "a UD queue pair, straight to RTS (Q_Key default 0x11111111), whose sends name their destination",
             opt("cq", Type.NAME), opt("send_cq", Type.NAME), opt("recv_cq", Type.NAME), opt("send_wr", Type.SIZE),
             opt("recv_wr", Type.SIZE), opt("sge", Type.SIZE), opt("inline", Type.SIZE), opt("sig_all", Type.BOOL),
-            opt("access", Type.ACCESS))) {
+            opt("access", Type.ACCESS), opt("ud", Type.BOOL), opt("qkey", Type.U32))) {
         @Override
         Statement check(SessionChecker c, Statement s) throws ScriptException {
             String name = c.defineName(s, Kind.QP);
@@ -81,7 +87,11 @@ final class QueueCommands {
             if (sge < 1 || sge > 32) throw err(s.line(), s.arg("sge").valueColumn(), "sge must be 1..32");
             long inline = SessionChecker.literalLong(s, "inline", 64);
             if (inline > 4096) throw err(s.line(), s.arg("inline").valueColumn(), "inline must be 0..4096");
-            c.symbols().live.put(name, new Sym(Kind.QP, s.line(), 0, false));
+            boolean ud = s.has("ud") && !s.arg("ud").hasRefs() && SessionLanguage.bool(s.arg("ud").literal());
+            if (s.has("qkey") && !ud) throw err(s.line(), s.arg("qkey").column(), "qkey= is for a UD QP: add ud");
+            if (s.has("access") && ud) throw err(s.line(), s.arg("access").column(), "a UD QP takes no access flags (SEND and receive only)");
+            // a UD QP is usable at once: it is taken to RTS when created
+            c.symbols().live.put(name, new Sym(Kind.QP, s.line(), 0, ud, ud));
             return out;
         }
 
@@ -95,6 +105,16 @@ final class QueueCommands {
                     .maxSendWr((int) v.size(s, "send_wr", 128)).maxRecvWr((int) v.size(s, "recv_wr", 128))
                     .maxSendSge((int) v.size(s, "sge", 4)).maxRecvSge((int) v.size(s, "sge", 4))
                     .maxInlineData((int) v.size(s, "inline", 64)).sqSigAll(v.flag(s, "sig_all"));
+            if (v.flag(s, "ud")) {
+                int qkey = v.get(s, "qkey", Type.U32, UD_QKEY);
+                QueuePair qp = x.pd.createQp(init.qpType(QpType.UD));
+                qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(qkey));
+                qp.modify(new QpAttr().state(QpState.RTR));
+                qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+                x.qps.put(name, new Qp(qp, 0));
+                x.out.printf("qp %s: QPN 0x%06x, %s, UD qkey 0x%08x%n", name, qp.qpNum(), qp.state(), qkey);
+                return;
+            }
             int access = v.get(s, "access", Type.ACCESS, Access.ALL);
             QueuePair qp = x.pd.createQp(init);
             RcConnect.toInit(qp, RcConnect.Params.defaults().accessFlags(access));
@@ -105,12 +125,12 @@ final class QueueCommands {
 
     static final SessionCommand MODIFY = new SessionCommand(Syntax.of("modify", Positional.NONE,
             "modify [qp=QP] [state=S] [access=FLAGS] [mtu=N] [dest=ADDR] [dest_qpn=N] [rq_psn=N] [sq_psn=N] [ack_timeout=N] "
-                    + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N] [rd_atomic=N] [dest_rd_atomic=N]",
+                    + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N] [rd_atomic=N] [dest_rd_atomic=N] [qkey=N]",
             "ibv_modify_qp with the attributes given (e.g. state=ERR to flush, state=SQD to drain)",
             opt("qp", Type.NAME), opt("state", Type.STATE), opt("access", Type.ACCESS), opt("mtu", Type.MTU),
             opt("dest", Type.ADDRESS), opt("dest_qpn", Type.QPN), opt("rq_psn", Type.PSN), opt("sq_psn", Type.PSN),
             opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL),
-            opt("min_rnr_timer", Type.SMALL), opt("rd_atomic", Type.SMALL), opt("dest_rd_atomic", Type.SMALL))) {
+            opt("min_rnr_timer", Type.SMALL), opt("rd_atomic", Type.SMALL), opt("dest_rd_atomic", Type.SMALL), opt("qkey", Type.U32))) {
         @Override
         Statement check(SessionChecker c, Statement s) throws ScriptException {
             Statement out = c.withDefault(s, "qp", Kind.QP);
@@ -119,8 +139,8 @@ final class QueueCommands {
             if (s.has("state") && !s.arg("state").hasRefs()) {
                 QpState st = (QpState) SessionLanguage.parse(Type.STATE, s.arg("state").literal());
                 Sym sym = c.symbols().live.get(qp);
-                if (st == QpState.RTS || st == QpState.SQD) c.symbols().live.put(qp, new Sym(Kind.QP, s.line(), 0, true));
-                else if (st == QpState.RESET) c.symbols().live.put(qp, new Sym(Kind.QP, sym.line(), 0, false));
+                if (st == QpState.RTS || st == QpState.SQD) c.symbols().live.put(qp, new Sym(Kind.QP, s.line(), 0, true, sym.ud()));
+                else if (st == QpState.RESET) c.symbols().live.put(qp, new Sym(Kind.QP, sym.line(), 0, false, sym.ud()));
             }
             return out;
         }
@@ -143,7 +163,11 @@ final class QueueCommands {
             if (s.has("min_rnr_timer")) a.minRnrTimer((int) v.value(s.arg("min_rnr_timer"), Type.SMALL));
             if (s.has("rd_atomic")) a.maxRdAtomic((int) v.value(s.arg("rd_atomic"), Type.SMALL));
             if (s.has("dest_rd_atomic")) a.maxDestRdAtomic((int) v.value(s.arg("dest_rd_atomic"), Type.SMALL));
-            if (a.has(QpAttr.Field.STATE) && a.state() == QpState.INIT && q.qp.state() == QpState.RESET) {
+            if (s.has("qkey")) a.qkey((int) v.value(s.arg("qkey"), Type.U32));
+            if (q.qp.type() == QpType.UD && a.has(QpAttr.Field.STATE) && a.state() == QpState.INIT && q.qp.state() == QpState.RESET) {
+                a.pkeyIndex(0).port(1);
+                if (!a.has(QpAttr.Field.QKEY)) a.qkey(UD_QKEY);
+            } else if (a.has(QpAttr.Field.STATE) && a.state() == QpState.INIT && q.qp.state() == QpState.RESET) {
                 if (!a.has(QpAttr.Field.ACCESS_FLAGS)) a.accessFlags(q.access);
                 a.pkeyIndex(0).port(1); // the only P_Key index and port, as ibv_rc_pingpong passes them
             }
@@ -170,6 +194,7 @@ final class QueueCommands {
                     a.destAddress() == null ? "-" : IpText.of(a.destAddress()), a.destPort(), a.destQpNum(), a.rqPsn(),
                     a.sqPsn(), Access.toString(a.accessFlags()), a.maxRdAtomic(), a.maxDestRdAtomic(), a.minRnrTimer(), a.timeout(),
                     a.retryCnt(), a.rnrRetry());
+            if (q.qp.type() == QpType.UD) x.out.printf("query %s: UD qkey 0x%08x%n", x.values.name(s, "qp"), a.qkey());
         }
     };
 }

@@ -27,8 +27,11 @@ import java.util.Map;
 final class SessionChecker {
     enum Kind { MR, CQ, QP }
 
-    /** What the checker knows of a name at a point of the script. */
-    record Sym(Kind kind, int line, long size, boolean connected) {
+    /** What the checker knows of a name at a point of the script; {@code ud}: a UD queue pair (sends name their destination). */
+    record Sym(Kind kind, int line, long size, boolean connected, boolean ud) {
+        Sym(Kind kind, int line, long size, boolean connected) {
+            this(kind, line, size, connected, false);
+        }
     }
 
     /** Names defined so far; copied for interactive lines so a failed line leaves no trace. */

@@ -8,6 +8,11 @@ import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.RcPingpongHandshake;
 import io.jroce.endpoint.Access;
+import io.jroce.endpoint.AddressHandle;
+import io.jroce.endpoint.QpAttr;
+import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.QpType;
+import io.jroce.wire.IpText;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.MemoryRegion;
@@ -43,13 +48,20 @@ import java.util.concurrent.TimeUnit;
  * (rdma-core libibverbs/examples/rc_pingpong.c): same options, same TCP exchange
  * ({@link RcPingpongHandshake}), same QP attributes, same traffic (strict SEND ping-pong, client first, one
  * buffer filled with 0x7b that receives and sends alike), same output lines.
+ *
+ * <p>{@code --ud}: ibv_ud_pingpong instead (libibverbs/examples/ud_pingpong.c): the same TCP exchange (its
+ * server reads the client's {@code "done"} as rc_pingpong's does), a UD QP with Q_Key 0x11111111 taken to RTS
+ * with only its send PSN, an address handle to the peer's GID, and a buffer of size + 40 bytes: receives take
+ * all of it (the 40-byte GRH area first), sends go from byte 40. A UD message is one packet, so the size may
+ * not exceed the port MTU ({@code -m}, 1024 by default as on rxe over a 1500-byte Ethernet; ud_pingpong refuses
+ * the same way, "Requested size larger than port MTU").
  */
 @Command(name = "pingpong",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
             "RC SEND ping-pong compatible with ibv_rc_pingpong. Without HOST: server (waits for one client on TCP -p); "
-                    + "with HOST: client (connects to HOST, sends first).",
+                    + "with HOST: client (connects to HOST, sends first). With --ud: UD SEND ping-pong compatible with ibv_ud_pingpong.",
             "Peers on rxe need '-g <index of their IPv4 GID>', e.g. 'ibv_rc_pingpong -d rxe0 -g 1'.",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
@@ -57,6 +69,10 @@ public final class PingpongCommand implements Callable<Integer> {
     static final int PAGE_SIZE = 4096;
     private static final long RECV_WRID = 1;
     private static final long SEND_WRID = 2;
+    /** ud_pingpong.c's Q_Key, on both QPs and in every send. */
+    static final int UD_QKEY = 0x11111111;
+    /** The GRH area before a UD receive's payload. */
+    static final int GRH = 40;
 
     @Spec
     CommandSpec spec;
@@ -67,9 +83,13 @@ public final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the address exchange (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", defaultValue = "4096", converter = Converters.Size.class,
-            description = "Message size, e.g. 4096 or 4k (default: ${DEFAULT-VALUE}).")
-    long size;
+    @Option(names = {"-s", "--size"}, paramLabel = "BYTES", converter = Converters.Size.class,
+            description = "Message size, e.g. 4096 or 4k (default: 4096; with --ud 1024, at most the port MTU -m).")
+    Long size;
+
+    @Option(names = "--ud", description = "Unreliable datagram, as ibv_ud_pingpong (Q_Key 0x11111111, receive buffers of size + 40 for the GRH); "
+            + "-m sets the port MTU, which bounds -s (default 1024).")
+    boolean ud;
 
     @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "1000", description = "Number of exchanges (default: ${DEFAULT-VALUE}).")
     long iters;
@@ -84,7 +104,8 @@ public final class PingpongCommand implements Callable<Integer> {
     int sl;
 
     @Option(names = {"-c", "--chk"}, description = "Validate the received buffer (client): byte 0 of every 4096-byte page is zeroed before the first send, "
-            + "and every byte must come back as sent (ibv_rc_pingpong checks byte 0 of each page).")
+            + "and every byte must come back as sent (ibv_rc_pingpong checks byte 0 of each page); with --ud the payload after the 40-byte GRH area, "
+            + "and the GRH's source address must be the server's.")
     boolean check;
 
     @Mixin
@@ -107,7 +128,7 @@ public final class PingpongCommand implements Callable<Integer> {
             local = LocalAddress.towards(peerHost);
         }
         if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
-        try (Device dev = Device.open(device.config(spec, local));
+        try (Device dev = Device.open(device.config(spec, local).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
                 int rc = run(dev, peerHost, local, p, waits.timeout);
@@ -125,7 +146,13 @@ public final class PingpongCommand implements Callable<Integer> {
 
     private Params validate() {
         if (port < 1 || port > 65535) throw new ParameterException(spec.commandLine(), "invalid -p/--port " + port + ": must be 1..65535");
+        long size = this.size != null ? this.size : ud ? 1024 : 4096;
         if (size < 1 || size > (1 << 30)) throw new ParameterException(spec.commandLine(), "invalid -s/--size " + size + ": must be 1..1073741824");
+        Mtu mtu = device.mtu(Mtu.MTU_1024);
+        if (ud && size > mtu.bytes()) {
+            throw new ParameterException(spec.commandLine(), "invalid -s/--size " + size + " with --ud: a UD message is one packet, at most the port MTU "
+                    + mtu.bytes() + " (raise it with -m 2048 or -m 4096 where the link allows)");
+        }
         if (iters < 1 || iters > Integer.MAX_VALUE) throw new ParameterException(spec.commandLine(), "invalid -n/--iters " + iters + ": must be 1..2147483647");
         if (rxDepth < 2 || rxDepth > 65536) throw new ParameterException(spec.commandLine(), "invalid -r/--rx-depth " + rxDepth + ": must be 2..65536");
         if (gidIndex != null && gidIndex != 0) {
@@ -133,49 +160,66 @@ public final class PingpongCommand implements Callable<Integer> {
                     + "(the --bind address); the peer's -g (1 on rxe) is its own index");
         }
         waits.check(spec);
-        return new Params((int) size, (int) iters, device.mtu(Mtu.MTU_1024), rxDepth);
+        return new Params((int) size, (int) iters, mtu, rxDepth);
     }
 
     private int run(Device dev, InetAddress peerHost, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
         boolean client = peerHost != null;
         ProtectionDomain pd = dev.allocPd();
-        // as rc_pingpong.c pp_init_ctx: the region local write only, the QP no remote access (SEND/RECV only)
-        MemoryRegion mr = pd.allocateAndRegister(p.size, Access.LOCAL_WRITE);
+        // as rc_pingpong.c / ud_pingpong.c pp_init_ctx: the region local write only (UD: size + 40 for the GRH),
+        // the QP no remote access (SEND/RECV only)
+        int bufLen = ud ? p.size + GRH : p.size;
+        MemoryRegion mr = pd.allocateAndRegister(bufLen, Access.LOCAL_WRITE);
         ByteBuffer buf = mr.buffer();
-        for (int i = 0; i < p.size; i++) buf.put(i, (byte) 0x7b);
+        for (int i = 0; i < bufLen; i++) buf.put(i, (byte) 0x7b);
         CompletionQueue cq = dev.createCq(p.rxDepth + 2);
         // ibv_rc_pingpong uses max_send_wr 1; one spare slot, defensively (see PerfRun.createResources)
-        QueuePair qp = pd.createQp(new QpInitAttr(cq).maxSendWr(2).maxRecvWr(p.rxDepth));
+        QpInitAttr init = new QpInitAttr(cq).maxSendWr(2).maxRecvWr(p.rxDepth);
+        QueuePair qp = pd.createQp(ud ? init.qpType(QpType.UD) : init);
         RcConnect.Params params = RcConnect.Params.defaults().mtu(p.mtu).accessFlags(0).timeout(waits.qpTimeout);
-        RcConnect.toInit(qp, params);
+        if (ud) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(UD_QKEY));
+        } else {
+            RcConnect.toInit(qp, params);
+        }
         int routs = postRecv(qp, mr, p.rxDepth);
 
         int psn = ThreadLocalRandom.current().nextInt(1 << 24);
         PeerInfo me = new PeerInfo(qp.qpNum(), psn, dev.gid(0));
-        out.printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", me.lid(), me.qpn(), me.psn(), me.gid());
+        // ud_pingpong.c prints ": GID" on its local line, ", GID" on the remote one
+        out.printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s%n", me.lid(), me.qpn(), me.psn(), ud ? ":" : ",", me.gid());
         out.flush();
 
+        AddressHandle[] ah = new AddressHandle[1];
+        RcPingpongHandshake.BeforeReply connect = r -> {
+            RcPingpongHandshake.requireRoutable(r, me.gid());
+            if (ud) {
+                // ud_pingpong.c pp_connect_ctx: RTR with the state alone, RTS with the send PSN, then the AH
+                qp.modify(new QpAttr().state(QpState.RTR));
+                qp.modify(new QpAttr().state(QpState.RTS).sqPsn(psn));
+                ah[0] = pd.createAh(DeviceOptions.peerFor(spec, local, r.gid().toInetAddress(), "the peer's GID"));
+            } else {
+                RcConnect.connect(qp, r.rcPeer(), psn, params);
+            }
+        };
         PeerInfo remote;
         if (client) {
             remote = RcPingpongHandshake.client(peerHost, port, null, me, timeout);
         } else {
-            remote = RcPingpongHandshake.server(local, port, me, timeout, r -> {
-                RcPingpongHandshake.requireRoutable(r, me.gid());
-                RcConnect.connect(qp, r.rcPeer(), psn, params);
-            });
+            remote = RcPingpongHandshake.server(local, port, me, timeout, connect);
         }
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", remote.lid(), remote.qpn(), remote.psn(), remote.gid());
         out.flush();
-        if (client) {
-            RcPingpongHandshake.requireRoutable(remote, me.gid());
-            RcConnect.connect(qp, remote.rcPeer(), psn, params);
-        }
+        if (client) connect.accept(remote);
 
-        SendWorkRequest send = new SendWorkRequest(SEND_WRID, WrOpcode.SEND, new Sge(mr.address(), p.size, mr.lkey())).signaled();
+        SendWorkRequest send = ud
+                ? new SendWorkRequest(SEND_WRID, WrOpcode.SEND, new Sge(mr.address() + GRH, p.size, mr.lkey())).ud(ah[0], remote.qpn(), UD_QKEY).signaled()
+                : new SendWorkRequest(SEND_WRID, WrOpcode.SEND, new Sge(mr.address(), p.size, mr.lkey())).signaled();
         long pending = RECV_WRID;
         if (client) {
             if (check) {
-                for (int i = 0; i < p.size; i += PAGE_SIZE) buf.put(i, (byte) 0);
+                int from = ud ? GRH : 0;
+                for (int i = 0; i < p.size; i += PAGE_SIZE) buf.put(from + i, (byte) 0);
             }
             qp.postSend(send);
             pending |= SEND_WRID;
@@ -222,15 +266,20 @@ public final class PingpongCommand implements Callable<Integer> {
         out.printf("%d iters in %.2f seconds = %.2f usec/iter%n", p.iters, usec / 1_000_000.0, usec / p.iters);
         int bad = 0;
         if (client && check) {
+            int base = ud ? GRH : 0;
             for (int page = 0; page * (long) PAGE_SIZE < p.size; page++) {
-                int from = page * PAGE_SIZE;
-                int to = (int) Math.min(p.size, from + (long) PAGE_SIZE);
+                int from = base + page * PAGE_SIZE;
+                int to = base + (int) Math.min(p.size, page * (long) PAGE_SIZE + PAGE_SIZE);
                 boolean ok = buf.get(from) == 0;
                 for (int i = from + 1; i < to && ok; i++) ok = buf.get(i) == (byte) 0x7b;
                 if (!ok) {
                     out.printf("invalid data in page %d%n", page);
                     bad++;
                 }
+            }
+            if (ud && !grhSourceIs(buf, peerHost)) {
+                out.printf("invalid GRH: the source address is not %s%n", IpText.of(peerHost));
+                bad++;
             }
         }
         out.flush();
@@ -240,6 +289,16 @@ public final class PingpongCommand implements Callable<Integer> {
             return Main.EXIT_FAILURE;
         }
         return 0;
+    }
+
+    /** The source address in a UD receive's GRH area: IPv4 at bytes 32..35 (after 20 zero bytes), IPv6 at 8..23. */
+    private static boolean grhSourceIs(ByteBuffer buf, InetAddress peer) {
+        byte[] want = peer.getAddress();
+        int at = want.length == 4 ? 32 : 8;
+        for (int i = 0; i < want.length; i++) {
+            if (buf.get(at + i) != want[i]) return false;
+        }
+        return true;
     }
 
     private static int postRecv(QueuePair qp, MemoryRegion mr, int n) {

@@ -318,4 +318,45 @@ public class SessionScriptsTest {
         assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":5: recv: receive queue of QP 0x11 is full (1 entries)"), r.err());
         assertFalse(r.err().contains("\tat "), r.err());
     }
+
+    /**
+     * UD in a session: two UD QPs of one node, in RTS from creation; a SEND with immediate to an address and QPN
+     * arrives behind the 40-byte GRH area with the sender's QPN; a wrong Q_Key is dropped and counted; the checker
+     * refuses a UD send without a destination, RDMA on a UD QP, connect on it, and UD arguments on an RC QP.
+     */
+    @Test
+    void udQueuePairsSendToAnAddressAndQpn() throws Exception {
+        Result r = single(dir, """
+                cq c
+                qp u1 ud
+                qp u2 ud qkey=0x11111111
+                mr buf size=4k
+                recv qp=u2 mr=buf len=1064 wr_id=1
+                fill buf offset=2k text=hello
+                send qp=u1 mr=buf offset=2k len=5 imm=9 to=%s qpn=$u2.qpn wr_id=7
+                expect cq=c wr_id=7 opcode=SEND len=5
+                expect cq=c wr_id=1 opcode=RECV len=45 imm=9 qp=u2
+                compare buf offset=40 len=5 text=hello
+                compare buf offset=33 len=3 hex=000201
+                send qp=u1 mr=buf len=5 to=%s qpn=$u2.qpn qkey=5 unsignaled
+                sleep 200ms
+                query qp=u1
+                """.formatted(SessionHarness.A, SessionHarness.A));
+        assertEquals(0, r.exit(), show(r));
+        assertTrue(r.out().contains("qp u1: QPN 0x000011, RTS, UD qkey 0x11111111"), r.out());
+        assertTrue(r.out().contains("query u1: UD qkey 0x11111111"), r.out());
+        assertTrue(r.err().contains("drop_qkey=1") || r.out().contains("drop_qkey=1"), show(r));
+        String[][] refused = {
+            {"cq c\nqp u ud\nmr b size=64\nsend mr=b\n", "is a UD QP: name the destination with to=ADDR qpn=N"},
+            {"cq c\nqp u ud\nmr b size=64\nread mr=b remote=x\n", "it posts send only"},
+            {"cq c\nqp u ud\nconnect host=127.0.2.2\n", "it needs no connection"},
+            {"cq c\nqp u qkey=5\n", "qkey= is for a UD QP: add ud"},
+            {"cq c\nqp u\nmr b size=64\nconnect host=127.0.2.2\nsend mr=b to=127.0.2.2 qpn=5\n", "to= is for a UD QP"},
+        };
+        for (String[] x : refused) {
+            Result e = single(dir, x[0]);
+            assertEquals(2, e.exit(), x[0] + show(e));
+            assertTrue(e.err().contains(x[1]), x[1] + " in " + e.err());
+        }
+    }
 }

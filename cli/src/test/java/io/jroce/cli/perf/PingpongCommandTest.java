@@ -52,7 +52,7 @@ class PingpongCommandTest {
     void acceptedOptionsParse() {
         Cli.Result h = Cli.run("pingpong", "--help");
         assertEquals(0, h.exit());
-        for (String o : List.of("--port", "--size", "--iters", "--mtu", "--rx-depth", "--gid-idx", "--sl", "--chk", "--bind", "--timeout")) {
+        for (String o : List.of("--port", "--size", "--iters", "--mtu", "--rx-depth", "--gid-idx", "--sl", "--chk", "--bind", "--timeout", "--ud")) {
             assertTrue(h.out().contains(o), o);
         }
     }
@@ -81,6 +81,38 @@ class PingpongCommandTest {
         // each side's local QPN/PSN is the other's remote
         assertEquals(r[0].outLines().get(0).substring(17), r[1].outLines().get(1).substring(17));
         assertEquals(r[1].outLines().get(0).substring(17), r[0].outLines().get(1).substring(17));
+    }
+
+    /**
+     * {@code --ud} (ibv_ud_pingpong): the same exchange and output, the local line with ud_pingpong's ": GID"; the
+     * client validates the echoed payload and the GRH source; its pcap decodes as UD SEND with DETH Q_Key
+     * 0x11111111 in {@code jroce inspect}.
+     */
+    @Test
+    void udPingPong(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String pcap = dir.resolve("ud.pcap").toString();
+        Cli.Result[] r = pair(List.of("pingpong", "--ud", "--bind", "127.77.42.1", "-p", "28541", "-n", "50", "-s", "1000", "-g", "0"),
+                List.of("pingpong", "--ud", "127.77.42.1", "--bind", "127.77.42.2", "-p", "28541", "-n", "50", "-s", "1000", "-c", "--pcap", pcap));
+        for (Cli.Result x : r) {
+            assertEquals(0, x.exit(), x.out() + x.err());
+            List<String> lines = x.outLines();
+            assertEquals(4, lines.size(), x.out());
+            assertTrue(lines.get(0).matches("  local address:  LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}: GID ::ffff:127\\.77\\.42\\.[12]"), lines.get(0));
+            assertTrue(lines.get(1).matches("  remote address: LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:127\\.77\\.42\\.[12]"), lines.get(1));
+            assertTrue(lines.get(2).matches("100000 bytes in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d Mbit/sec"), lines.get(2));
+            assertTrue(lines.get(3).matches("50 iters in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d usec/iter"), lines.get(3));
+        }
+        Cli.Result in = Cli.run("inspect", pcap);
+        assertEquals(0, in.exit(), in.out() + in.err());
+        long udSends = in.outLines().stream().filter(l -> l.contains("UD_SEND_ONLY") && l.contains("deth[qkey=0x11111111 src_qp=0x")
+                && l.contains("payload_len=1000") && l.contains("icrc=ok")).count();
+        assertEquals(100, udSends, in.out());
+    }
+
+    @Test
+    void udRefusesMessagesLargerThanThePortMtu() {
+        usageError("a UD message is one packet, at most the port MTU 1024", "pingpong", "--ud", "--bind", "127.77.42.1", "-s", "2048");
+        usageError("at most the port MTU 256", "pingpong", "--ud", "--bind", "127.77.42.1", "-m", "256");
     }
 
     @Test
