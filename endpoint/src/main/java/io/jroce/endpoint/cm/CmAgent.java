@@ -80,6 +80,8 @@ public final class CmAgent implements AutoCloseable {
     private final int peerUdpPort;
     private final Map<Integer, CmId> byLocalId = new HashMap<>();
     private final Map<Key, CmId> byRemote = new HashMap<>();
+    /** Passive connections by the requester's (QPN, CA GUID): cm.c cm_insert_remote_qpn, for stale REQs. */
+    private final Map<Key, CmId> byRemoteQpn = new HashMap<>();
     private final Map<Integer, CmId> listeners = new HashMap<>();
     private final Set<Integer> boundPorts = new HashSet<>();
     private final Set<CmId> ids = new HashSet<>();
@@ -468,6 +470,13 @@ public final class CmAgent implements AutoCloseable {
             }
             return;
         }
+        Key qpKey = new Key(req.localQpn(), req.localCaGuid());
+        if (byRemoteQpn.containsKey(qpKey)) {
+            // cm.c cm_match_req: a new REQ from a QP we are still connected to (or in timewait with) is stale
+            duplicates++;
+            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_STALE_CONN, null, new byte[0]);
+            return;
+        }
         long sid = req.serviceId();
         CmId listener = CmaHeader.portSpace(sid) == CmaHeader.PS_TCP ? listeners.get(CmaHeader.port(sid)) : null;
         if (listener == null) { // cm.c cm_req_handler: no listener -> IB_CM_REJ_INVALID_SERVICE_ID
@@ -504,10 +513,12 @@ public final class CmAgent implements AutoCloseable {
         id.tid = tid;
         id.req = mad;
         id.remoteKey = key;
+        id.remoteQpKey = qpKey;
         id.state = CmId.State.REQ_RCVD;
         ids.add(id);
         byLocalId.put(id.localCommId, id);
         byRemote.put(key, id);
+        byRemoteQpn.put(qpKey, id);
         pending++;
         id.acceptTimer = exec.schedule(() -> acceptTimedOut(id), cfg.acceptTimeoutMillis, TimeUnit.MILLISECONDS);
         byte[] pd = new byte[REQ_PRIVATE_MAX];
@@ -821,6 +832,7 @@ public final class CmAgent implements AutoCloseable {
     private void unregister(CmId id) {
         if (id.localCommId != 0) byLocalId.remove(id.localCommId, id);
         if (id.remoteKey != null) byRemote.remove(id.remoteKey, id);
+        if (id.remoteQpKey != null) byRemoteQpn.remove(id.remoteQpKey, id);
         if (id.acceptTimer != null) id.acceptTimer.cancel(false);
     }
 

@@ -67,6 +67,7 @@ public final class CmId implements AutoCloseable {
     ScheduledFuture<?> timer;
     ScheduledFuture<?> acceptTimer;
     CmAgent.Key remoteKey;
+    CmAgent.Key remoteQpKey;
 
     CmId(CmAgent agent, CmEventChannel channel, Object context) {
         this.agent = agent;

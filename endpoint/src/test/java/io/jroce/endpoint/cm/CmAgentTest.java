@@ -236,6 +236,38 @@ class CmAgentTest {
     }
 
     @Test
+    void aDuplicateReqInTimewaitGetsRej10() throws Exception {
+        try (CmNet n = new CmNet(c -> c.caAckDelay(20))) { // timewait = conv(REQ ACK timeout 20) = 4 s: long enough
+            CmId[] ids = connect(n, new byte[0], new byte[0]);
+            byte[] req = n.mads.lastSent.get(CmAttribute.REQ.id());
+            ids[0].disconnect();
+            n.chB.expect(CmEventType.DISCONNECTED, T);
+            assertEquals(CmId.State.TIMEWAIT, ids[1].state());
+            long rejs = n.cmB.counters().rejSent();
+            n.mads.inject(CmNet.A, CmNet.B, req, req.length);
+            assertEquals(rejs + 1, n.cmB.counters().rejSent());
+            byte[] rej = n.mads.lastSent.get(CmAttribute.REJ.id());
+            assertEquals(10, (rej[34] & 0xFF) << 8 | (rej[35] & 0xFF), "REJ reason STALE_CONN");
+            assertEquals(0, n.cmB.pendingCount(), "no new connection for it");
+        }
+    }
+
+    @Test
+    void aNewReqFromAConnectedQpIsStale() throws Exception {
+        try (CmNet n = new CmNet()) {
+            CmId[] ids = connect(n, new byte[0], new byte[0]);
+            byte[] req = n.mads.lastSent.get(CmAttribute.REQ.id()).clone();
+            req[24] ^= 0x55; // another comm ID, same QPN and CA GUID
+            long rejs = n.cmB.counters().rejSent();
+            n.mads.inject(CmNet.A, CmNet.B, req, req.length);
+            assertEquals(rejs + 1, n.cmB.counters().rejSent());
+            byte[] rej = n.mads.lastSent.get(CmAttribute.REJ.id());
+            assertEquals(10, (rej[34] & 0xFF) << 8 | (rej[35] & 0xFF), "REJ reason STALE_CONN");
+            assertEquals(CmId.State.ESTABLISHED, ids[1].state());
+        }
+    }
+
+    @Test
     void closingAnEstablishedIdSendsADreq() throws Exception {
         try (CmNet n = new CmNet()) {
             CmId[] ids = connect(n, new byte[0], new byte[0]);

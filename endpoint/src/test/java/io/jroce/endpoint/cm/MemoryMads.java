@@ -12,6 +12,8 @@ final class MemoryMads {
     /** Drops a MAD (to, mad) when it answers true; tests set it to lose chosen messages. */
     volatile BiPredicate<InetAddress, byte[]> drop = (to, mad) -> false;
     final AtomicLong sent = new AtomicLong();
+    /** The last MAD of each attribute ID sent through any port (copies). */
+    final Map<Integer, byte[]> lastSent = new ConcurrentHashMap<>();
 
     MadPort port(InetAddress address) {
         return new MadPort() {
@@ -28,6 +30,7 @@ final class MemoryMads {
             @Override
             public void send(InetAddress peer, byte[] mad) {
                 sent.incrementAndGet();
+                lastSent.put(attributeId(mad), mad.clone());
                 if (drop.test(peer, mad)) return;
                 MadPort.Receiver r = ports.get(peer);
                 if (r != null) r.receive(address, 1, mad.clone(), mad.length);
