@@ -112,6 +112,8 @@ final class CmConnect {
         } catch (IllegalStateException | IllegalArgumentException e) {
             throw new Failure(s.verb() + ": " + e.getMessage(), e);
         }
+        q.cmId = id;
+        q.cmEvents = ch;
         QpAttr a = q.qp.query();
         InetAddress peer = id.remoteAddress();
         q.peer = new PeerInfo(0, a.destQpNum(), a.rqPsn(), Gid.of(peer), a.pathMtu().bytes(), a.maxRdAtomic(), regions);
@@ -123,6 +125,29 @@ final class CmConnect {
         x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s%n",
                 s.verb(), qpName, q.qp.qpNum(), IpText.of(peer), a.destQpNum(), a.pathMtu().bytes(), a.maxRdAtomic(),
                 names.length() == 0 ? "none" : names);
+    }
+
+    /** {@code disconnect}: rdma_disconnect, then wait for DISCONNECTED (at once if the peer released first). */
+    static void disconnect(Session x, Statement s, String qpName, Qp q, Duration timeout) throws Failure {
+        if (q.cmId == null) {
+            q.qp.modify(new QpAttr().state(QpState.ERR));
+            x.out.printf("disconnect %s: not connected by the CM; QP moved to ERR%n", qpName);
+            return;
+        }
+        try {
+            q.cmId.disconnect();
+            long deadline = System.nanoTime() + timeout.toNanos();
+            CmEvent e;
+            do {
+                e = next(q.cmEvents, deadline, s);
+            } while (e.type() != CmEventType.DISCONNECTED);
+            x.out.printf("disconnect %s: DISCONNECTED, QP %s%n", qpName, q.qp.state());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Failure("disconnect: interrupted", e);
+        } catch (IllegalStateException e) {
+            throw new Failure("disconnect: " + e.getMessage(), e);
+        }
     }
 
     private static CmEvent next(CmEventChannel ch, long deadline, Statement s) throws InterruptedException, Failure {

@@ -70,6 +70,22 @@ final class ConnectCommands {
                     + "connect (rdma_connect) to port N of the peer's QP 1, retried while it answers REJ 8 (nobody listens)",
             EXCHANGE, opt("host", Type.ADDRESS)));
 
+    static final SessionCommand DISCONNECT = new SessionCommand(Syntax.of("disconnect", Positional.NONE,
+            "disconnect [qp=QP] [timeout=DUR]",
+            "release a connection made with cm (rdma_disconnect: QP to ERR, DREQ) and wait for DISCONNECTED (default timeout "
+                    + "10s; at once if the peer released first); a QP connected over TCP just moves to ERR",
+            opt("qp", Type.NAME), opt("timeout", Type.DURATION))) {
+        @Override
+        Statement check(SessionChecker c, Statement s) throws ScriptException {
+            return c.withDefault(s, "qp", Kind.QP);
+        }
+
+        @Override
+        void run(Session x, Statement s) throws Failure {
+            CmConnect.disconnect(x, s, x.values.name(s, "qp"), x.qp(s), x.values.get(s, "timeout", Type.DURATION, Duration.ofSeconds(10)));
+        }
+    };
+
     private static final class Connect extends SessionCommand {
         Connect(Syntax syntax) {
             super(syntax);

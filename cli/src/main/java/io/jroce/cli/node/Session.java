@@ -67,6 +67,9 @@ final class Session {
         final int access;
         PeerInfo peer;
         Mtu mtu;
+        /** Set when the connection manager connected the QP ({@code listen cm} / {@code connect cm}). */
+        io.jroce.endpoint.cm.CmId cmId;
+        io.jroce.endpoint.cm.CmEventChannel cmEvents;
 
         Qp(QueuePair qp, int access) {
             this.qp = qp;

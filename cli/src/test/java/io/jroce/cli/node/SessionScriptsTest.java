@@ -136,6 +136,7 @@ public class SessionScriptsTest {
                 listen cm publish=box
                 expect wr_id=1 opcode=RECV len=5
                 compare box len=11 text="hello, RDMA"
+                disconnect
                 """;
         String active = """
                 cq c
@@ -147,11 +148,14 @@ public class SessionScriptsTest {
                 expect opcode=RDMA_WRITE
                 send mr=b len=5
                 expect opcode=SEND
+                disconnect
                 """;
         Result[] r = pair(dir, passive, active, List.of(), List.of());
         assertEquals(0, r[0].exit(), show(r[0]));
         assertEquals(0, r[1].exit(), show(r[1]));
         assertTrue(r[0].out().contains("listen q: connected by the CM"), r[0].out());
+        assertTrue(r[0].out().contains("disconnect q: DISCONNECTED, QP ERR"), r[0].out());
+        assertTrue(r[1].out().contains("disconnect q: DISCONNECTED, QP ERR"), r[1].out());
         assertTrue(r[1].out().contains("connect q: connected by the CM, QPN 0x000011 to 127.0.2.1 QPN 0x000011, MTU 1024"), r[1].out());
         assertTrue(r[1].out().contains("peer regions: box (4096 bytes)"), r[1].out());
     }
