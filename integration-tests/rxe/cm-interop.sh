@@ -5,6 +5,7 @@
 #   2. rdma_client connects to jroce          (jroce accepts rxe's REQ; rxe's RTU; rxe's DREQ)
 #   3. rdma_client to a port nobody listens on (jroce's REJ 8 -> librdmacm's ECONNREFUSED)
 #   4. jroce to a port nobody listens on      (rxe's REJ 8 as jroce reads it)
+#   5. jroce connects to ucmatose and calls disconnect (DREQ/DREP both ways: ucmatose releases at once too)
 # Run as root while holding the lab lock: flock /var/tmp/jroce-lab.lock integration-tests/rxe/cm-interop.sh
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -76,4 +77,14 @@ node refused "cq c
 qp q
 connect cm host=$GA port=7999 timeout=3s"
 if grep -q "REJ 8" "$OUT/refused.out"; then ok "jroce connect cm to no listener: REJ 8"; else bad "jroce to no listener" "$(tr '\n' ' ' < "$OUT/refused.out")"; fi
+# 5. jroce -> ucmatose (server, port 7471): connect, then jroce releases first; ucmatose's server sends
+#    message_count (here 0) messages and waits for DISCONNECTED
+id=$("$LAB/lab.sh" exec -b A "ucmatose -C 0 -c 1")
+node dreq "cq c
+qp q
+connect cm host=$GA port=7471 timeout=60s
+disconnect"
+rc=$?
+"$LAB/lab.sh" wait -t 60 A "$id" > "$OUT/ucmatose.out" 2>&1; urc=$?
+if [ $rc = 0 ] && [ $urc = 0 ] && grep -q "DISCONNECTED" "$OUT/dreq.out"; then ok "jroce -> ucmatose, jroce disconnects"; else bad "jroce -> ucmatose, jroce disconnects" "jroce $rc, ucmatose $urc"; fi
 [ $FAILED = 0 ]

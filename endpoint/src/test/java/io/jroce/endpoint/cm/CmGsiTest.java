@@ -117,6 +117,29 @@ class CmGsiTest {
     }
 
     @Test
+    void ipv6ConnectOverQp1() throws Exception {
+        InetAddress six = InetAddress.getByName("::1");
+        try (Device a = Device.open(new DeviceConfig(six).port(0)); Device b = Device.open(new DeviceConfig(six).port(0));
+             CmAgent cmA = CmAgent.open(a, CmNet.testConfig(3).peerUdpPort(b.port()));
+             CmAgent cmB = CmAgent.open(b, CmNet.testConfig(4).peerUdpPort(a.port()));
+             CmEventChannel chA = new CmEventChannel(); CmEventChannel chB = new CmEventChannel()) {
+            CmId listener = CmId.create(cmB, chB);
+            listener.listen(4);
+            CmId client = CmId.create(cmA, chA);
+            client.createQp(a.allocPd(), new QpInitAttr(a.createCq(8)));
+            client.connect(six, listener.localPort(), null);
+            CmEvent req = chB.expect(CmEventType.CONNECT_REQUEST, T);
+            assertEquals(six, req.id().remoteAddress(), "the rdma_cm header's IPv6 source");
+            req.id().createQp(b.allocPd(), new QpInitAttr(b.createCq(8)));
+            req.id().accept(null);
+            chA.expect(CmEventType.ESTABLISHED, T);
+            chB.expect(CmEventType.ESTABLISHED, T);
+            client.disconnect();
+            chB.expect(CmEventType.DISCONNECTED, T);
+        }
+    }
+
+    @Test
     void noListenerIsRejectedWithReason8() throws Exception {
         try (Net n = new Net()) {
             CmId client = CmId.create(n.cmA, n.chA);
