@@ -160,7 +160,7 @@ class CmAgentTest {
             AtomicInteger lost = new AtomicInteger();
             n.mads.drop = (to, mad) -> MemoryMads.attributeId(mad) == CmAttribute.REQ.id() && lost.getAndIncrement() == 0;
             connect(n, new byte[] {1}, new byte[] {2});
-            assertEquals(1, lost.get() - 1, "one REQ lost, one resent");
+            assertTrue(lost.get() >= 2, "one REQ lost, resent (more than once if the accept is slow)");
             assertTrue(n.cmA.counters().retransmits() >= 1);
         }
     }
@@ -264,6 +264,35 @@ class CmAgentTest {
             byte[] rej = n.mads.lastSent.get(CmAttribute.REJ.id());
             assertEquals(10, (rej[34] & 0xFF) << 8 | (rej[35] & 0xFF), "REJ reason STALE_CONN");
             assertEquals(CmId.State.ESTABLISHED, ids[1].state());
+        }
+    }
+
+    @Test
+    void twoConnectionsThroughOneListenerAndOneChannel() throws Exception {
+        try (CmNet n = new CmNet()) {
+            CmId listener = CmId.create(n.cmB, n.chB);
+            listener.bind(PORT);
+            listener.listen(8);
+            CmId[] clients = new CmId[2];
+            for (int i = 0; i < 2; i++) {
+                clients[i] = CmId.create(n.cmA, n.chA, i);
+                clients[i].createQp(n.pdA, new QpInitAttr(n.cqA));
+                clients[i].connect(CmNet.B, PORT, CmConnParam.defaults().privateData(new byte[] {(byte) i}));
+            }
+            java.util.Set<Integer> seen = new java.util.HashSet<>();
+            for (int i = 0; i < 2; i++) {
+                CmEvent req = n.chB.expect(CmEventType.CONNECT_REQUEST, T);
+                seen.add((int) req.privateData()[0]);
+                req.id().createQp(n.pdB, new QpInitAttr(n.cqB));
+                req.id().accept(null);
+            }
+            assertEquals(java.util.Set.of(0, 1), seen);
+            java.util.Set<CmId> established = new java.util.HashSet<>();
+            for (int i = 0; i < 2; i++) established.add(n.chA.expect(CmEventType.ESTABLISHED, T).id());
+            assertEquals(java.util.Set.of(clients[0], clients[1]), established);
+            for (int i = 0; i < 2; i++) n.chB.expect(CmEventType.ESTABLISHED, T);
+            assertNull(n.chB.getEvent(100, TimeUnit.MILLISECONDS), "no third request");
+            assertEquals(2, n.cmB.counters().connected());
         }
     }
 
