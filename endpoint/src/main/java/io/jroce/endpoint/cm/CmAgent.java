@@ -295,7 +295,9 @@ public final class CmAgent implements AutoCloseable {
             throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
         }
         CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
-        int mtu = Math.max(1, Math.min(req.pathMtu(), cfg.mtu.ibvEnum()));
+        // cm.c cm_init_qp_rtr_attr: the passive QP takes the REQ's path MTU as it is; both ends must agree, since a
+        // responder refuses packets longer than its own path MTU (rxe check_length), and the requester chose it
+        int mtu = Math.max(Mtu.MTU_256.ibvEnum(), Math.min(req.pathMtu(), Mtu.MTU_4096.ibvEnum()));
         int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), QueuePair.MAX_RD_ATOMIC);
         int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), QueuePair.MAX_RD_ATOMIC);
         int psn = rnd.nextInt(1 << 24);

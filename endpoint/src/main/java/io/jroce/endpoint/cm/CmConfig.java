@@ -33,7 +33,10 @@ public final class CmConfig {
     public CmConfig packetLifeTime(int v) { packetLifeTime = range(v, 0, 31, "packet lifetime"); return this; }
     /** This CA's ACK delay exponent (REP Target ACK Delay). */
     public CmConfig caAckDelay(int v) { caAckDelay = range(v, 0, 31, "CA ACK delay"); return this; }
-    /** The largest path MTU offered or accepted; 1024 suits rdma_rxe on a 1500-byte link. */
+    /**
+     * The path MTU this agent asks for in its REQs; 1024 suits rdma_rxe on a 1500-byte link. As the passive side the
+     * agent takes the REQ's MTU (as Linux does), whatever this says.
+     */
     public CmConfig mtu(Mtu v) { mtu = v; return this; }
     /**
      * The UDP port of the peers' devices, where MADs and the yielded QPs' traffic go: 4791 for real RoCEv2 peers;

@@ -107,6 +107,15 @@ class CmAgentTest {
     }
 
     @Test
+    void thePassiveSideTakesTheRequestersPathMtu() throws Exception {
+        try (CmNet n = new CmNet(c -> c.mtu(io.jroce.endpoint.Mtu.MTU_4096), c -> c.mtu(io.jroce.endpoint.Mtu.MTU_256))) {
+            CmId[] ids = connect(n, new byte[0], new byte[0]);
+            assertEquals(io.jroce.endpoint.Mtu.MTU_4096, ids[0].qp().query().pathMtu());
+            assertEquals(io.jroce.endpoint.Mtu.MTU_4096, ids[1].qp().query().pathMtu(), "the REQ's MTU, not the local setting");
+        }
+    }
+
+    @Test
     void rejectCarriesReason28AndPrivateData() throws Exception {
         try (CmNet n = new CmNet()) {
             CmId listener = CmId.create(n.cmB, n.chB);

@@ -34,10 +34,14 @@ final class CmNet implements AutoCloseable {
     }
 
     CmNet(UnaryOperator<CmConfig> tweak) throws IOException {
+        this(tweak, tweak);
+    }
+
+    CmNet(UnaryOperator<CmConfig> tweakA, UnaryOperator<CmConfig> tweakB) throws IOException {
         devA = Device.open(new DeviceConfig(A).port(0));
         devB = Device.open(new DeviceConfig(B).port(0));
-        cmA = CmAgent.open(devA, mads.port(A), tweak.apply(testConfig(1).peerUdpPort(devB.port())));
-        cmB = CmAgent.open(devB, mads.port(B), tweak.apply(testConfig(2).peerUdpPort(devA.port())));
+        cmA = CmAgent.open(devA, mads.port(A), tweakA.apply(testConfig(1).peerUdpPort(devB.port())));
+        cmB = CmAgent.open(devB, mads.port(B), tweakB.apply(testConfig(2).peerUdpPort(devA.port())));
         pdA = devA.allocPd();
         pdB = devB.allocPd();
         cqA = devA.createCq(64);
