@@ -37,7 +37,7 @@ public final class CmConfig {
      * The path MTU this agent asks for in its REQs; 1024 suits rdma_rxe on a 1500-byte link. As the passive side the
      * agent takes the REQ's MTU (as Linux does), whatever this says.
      */
-    public CmConfig mtu(Mtu v) { mtu = v; return this; }
+    public CmConfig mtu(Mtu v) { mtu = java.util.Objects.requireNonNull(v, "mtu"); return this; }
     /**
      * The UDP port of the peers' devices, where MADs and the yielded QPs' traffic go: 4791 for real RoCEv2 peers;
      * by default the local device's own port (so that tests with devices on other ports reach each other).
