@@ -189,7 +189,8 @@ public final class QueuePair {
 
     /**
      * A UD work request: SEND or SEND_WITH_IMM only, a live address handle of this QP's protection domain, a
-     * 24-bit remote QPN, and a message that fits one packet of the port MTU. rdma_rxe (rxe_req.c, IBA
+     * 24-bit remote QPN, and a message that fits one packet of the port MTU (what rxe_req.c get_mtu uses for
+     * UD: the port's mtu_cap, not a path MTU, which a UD QP does not have). rdma_rxe (rxe_req.c, IBA
      * C10-93.1.1) completes an oversize UD send as if sent without emitting it; refusing it at post time tells
      * the caller instead of losing the message silently.
      */

@@ -296,6 +296,33 @@ class UdTest {
         }
     }
 
+    /** The UD table has the RC table's cells (IBA 10.3.1 is one state diagram) and never takes a connection attribute. */
+    @Test
+    void udTableHasTheSameCellsWithUdAttributes() {
+        java.util.EnumSet<QpAttr.Field> rcOnly = java.util.EnumSet.of(QpAttr.Field.AV, QpAttr.Field.PATH_MTU, QpAttr.Field.DEST_QPN,
+                QpAttr.Field.RQ_PSN, QpAttr.Field.MAX_DEST_RD_ATOMIC, QpAttr.Field.MIN_RNR_TIMER, QpAttr.Field.TIMEOUT,
+                QpAttr.Field.RETRY_CNT, QpAttr.Field.RNR_RETRY, QpAttr.Field.MAX_QP_RD_ATOMIC, QpAttr.Field.ACCESS_FLAGS);
+        int cells = 0;
+        for (QpState from : QpState.values()) {
+            for (QpState to : QpState.values()) {
+                QpStateTable.Transition rc = QpStateTable.lookup(QpType.RC, from, to);
+                QpStateTable.Transition ud = QpStateTable.lookup(QpType.UD, from, to);
+                assertEquals(rc != null, ud != null, from + " -> " + to);
+                if (ud == null) continue;
+                cells++;
+                for (QpAttr.Field f : rcOnly) {
+                    assertFalse(ud.required().contains(f) || ud.optional().contains(f), from + " -> " + to + " takes " + f);
+                }
+                assertFalse(rc.required().contains(QpAttr.Field.QKEY) || rc.optional().contains(QpAttr.Field.QKEY), "RC takes no Q_Key");
+            }
+        }
+        assertTrue(cells > 10, "cells: " + cells);
+        assertEquals(java.util.EnumSet.of(QpAttr.Field.PKEY_INDEX, QpAttr.Field.PORT, QpAttr.Field.QKEY),
+                QpStateTable.lookup(QpType.UD, QpState.RESET, QpState.INIT).required());
+        assertEquals(java.util.EnumSet.of(QpAttr.Field.SQ_PSN), QpStateTable.lookup(QpType.UD, QpState.RTR, QpState.RTS).required());
+        assertTrue(QpStateTable.lookup(QpType.UD, QpState.INIT, QpState.RTR).required().isEmpty());
+    }
+
     @Test
     void gsiQpOneUsesTheControlledQkey() throws Exception {
         try (Pair p = pair4()) {
