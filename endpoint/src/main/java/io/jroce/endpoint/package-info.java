@@ -81,6 +81,12 @@
  * <li>{@code DropReason}: why a received datagram was dropped, one counter each.</li>
  * </ul>
  *
+ * <h2>Connection manager</h2>
+ * <ul>
+ * <li>{@code cm/}: the connection manager on QP 1 (ib_cm + rdma_cm's TCP port space) and its librdmacm-shaped
+ * API (its own package: it uses the endpoint only through the public verbs).</li>
+ * </ul>
+ *
  * <h2>Fault injection</h2>
  * <ul>
  * <li>{@code fault/}: seeded drop, duplicate, reorder, delay and corrupt of datagrams, at random and by rule

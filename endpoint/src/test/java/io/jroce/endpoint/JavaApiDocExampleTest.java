@@ -1,5 +1,11 @@
 package io.jroce.endpoint;
 
+import io.jroce.endpoint.cm.CmAgent;
+import io.jroce.endpoint.cm.CmConnParam;
+import io.jroce.endpoint.cm.CmEvent;
+import io.jroce.endpoint.cm.CmEventChannel;
+import io.jroce.endpoint.cm.CmEventType;
+import io.jroce.endpoint.cm.CmId;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
@@ -7,6 +13,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -96,6 +105,71 @@ class JavaApiDocExampleTest {
     }
 
     @Test
+    void connectionManagerClientAndServer() throws Exception {
+        InetAddress serverAddress = InetAddress.getByName("127.77.44.1");
+        InetAddress clientAddress = InetAddress.getByName("127.77.44.2");
+        int port = 7471;
+        CountDownLatch listening = new CountDownLatch(1);
+        CompletableFuture<String> server = CompletableFuture.supplyAsync(() -> {
+            try {
+                return serve(serverAddress, port, listening);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(listening.await(30, TimeUnit.SECONDS), "the server listens");
+        String welcome;
+        WorkCompletion[] wc = new WorkCompletion[1];
+        // DOC-CM-CLIENT-BEGIN
+        try (Device device = Device.open(clientAddress); CmAgent cm = CmAgent.open(device); CmEventChannel events = new CmEventChannel()) {
+            CmId id = CmId.create(cm, events);
+            QueuePair qp = id.createQp(device.allocPd(), new QpInitAttr(device.createCq(16)));
+            id.connect(serverAddress, port, CmConnParam.defaults().privateData("hello".getBytes(StandardCharsets.US_ASCII)));
+            CmEvent established = events.expect(CmEventType.ESTABLISHED, Duration.ofSeconds(10));
+            welcome = new String(established.privateData(), 0, 7, StandardCharsets.US_ASCII);   // "welcome", from the REP
+
+            MemoryRegion msg = qp.pd().allocateAndRegister(64, Access.LOCAL_WRITE);
+            msg.buffer().put(0, "ping".getBytes(StandardCharsets.US_ASCII));
+            qp.postSend(new SendWorkRequest(1, WrOpcode.SEND, Sge.of(msg, 0, 4)).signaled());
+            qp.sendCq().poll(wc, 10, TimeUnit.SECONDS);
+            id.disconnect();                                                                 // DREQ; the server sees DISCONNECTED
+            events.expect(CmEventType.DISCONNECTED, Duration.ofSeconds(10));
+        }
+        // DOC-CM-CLIENT-END
+        assertEquals("welcome", welcome);
+        assertEquals(WcStatus.SUCCESS, wc[0].status());
+        assertEquals("hello|ping", server.get(30, TimeUnit.SECONDS));
+    }
+
+    private static String serve(InetAddress address, int port, CountDownLatch listening) throws Exception {
+        // DOC-CM-SERVER-BEGIN
+        try (Device device = Device.open(address); CmAgent cm = CmAgent.open(device); CmEventChannel events = new CmEventChannel()) {
+            CmId listener = CmId.create(cm, events);
+            listener.bind(port);
+            listener.listen(8);
+            // DOC-CM-SERVER-END
+            listening.countDown();
+            // DOC-CM-ACCEPT-BEGIN
+            CmEvent request = events.expect(CmEventType.CONNECT_REQUEST, Duration.ofSeconds(30));
+            String hello = new String(request.privateData(), 0, 5, StandardCharsets.US_ASCII);  // the client's private data
+            CmId id = request.id();
+            QueuePair qp = id.createQp(device.allocPd(), new QpInitAttr(device.createCq(16)));
+            MemoryRegion buf = qp.pd().allocateAndRegister(4096, Access.LOCAL_WRITE);
+            qp.postRecv(new ReceiveWorkRequest(1, Sge.of(buf, 0, 4096)));
+            id.accept(CmConnParam.defaults().privateData("welcome".getBytes(StandardCharsets.US_ASCII)));
+            events.expect(CmEventType.ESTABLISHED, Duration.ofSeconds(10));
+
+            WorkCompletion[] wc = new WorkCompletion[1];
+            qp.recvCq().poll(wc, 10, TimeUnit.SECONDS);                                       // the client's SEND
+            byte[] ping = new byte[wc[0].byteLen()];
+            buf.buffer().get(0, ping);
+            events.expect(CmEventType.DISCONNECTED, Duration.ofSeconds(10));
+            // DOC-CM-ACCEPT-END
+            return hello + "|" + new String(ping, StandardCharsets.US_ASCII);
+        }
+    }
+
+    @Test
     void udSendsToAnAddressHandle() throws Exception {
         try (Device a = Device.open(InetAddress.getByName("127.77.43.1")); Device b = Device.open(InetAddress.getByName("127.77.43.2"))) {
             ProtectionDomain pd = a.allocPd();
@@ -133,7 +207,7 @@ class JavaApiDocExampleTest {
         Path module = Path.of(System.getProperty("user.dir"));
         String test = Files.readString(module.resolve(SOURCE));
         String guide = normalize(Files.readString(module.getParent().resolve("docs/java-api.md")));
-        for (String marker : new String[] {"DOC-EXAMPLE", "DOC-RCCONNECT", "DOC-UD"}) {
+        for (String marker : new String[] {"DOC-EXAMPLE", "DOC-RCCONNECT", "DOC-UD", "DOC-CM-CLIENT", "DOC-CM-SERVER", "DOC-CM-ACCEPT"}) {
             String example = test.substring(test.indexOf("// " + marker + "-BEGIN"), test.indexOf("// " + marker + "-END"));
             String body = normalize(example.lines().skip(1).collect(Collectors.joining("\n")));
             assertTrue(!body.isEmpty() && guide.contains(body),

@@ -67,6 +67,9 @@ final class Session {
         final int access;
         PeerInfo peer;
         Mtu mtu;
+        /** Set when the connection manager connected the QP ({@code listen cm} / {@code connect cm}). */
+        io.jroce.endpoint.cm.CmId cmId;
+        io.jroce.endpoint.cm.CmEventChannel cmEvents;
 
         Qp(QueuePair qp, int access) {
             this.qp = qp;
@@ -156,6 +159,16 @@ final class Session {
     }
 
     /** The QP named by {@code qp=}. */
+    private io.jroce.endpoint.cm.CmAgent cm;
+
+    /** The device's connection manager on QP 1, opened by the first {@code listen cm} or {@code connect cm}. */
+    io.jroce.endpoint.cm.CmAgent cm() {
+        if (cm == null) {
+            cm = io.jroce.endpoint.cm.CmAgent.open(device, io.jroce.endpoint.cm.CmConfig.defaults().mtu(settings.mtu()));
+        }
+        return cm;
+    }
+
     Qp qp(Statement s) throws Failure {
         return qps.require(values.name(s, "qp"));
     }

@@ -35,7 +35,7 @@ public final class SessionLanguage {
     static final List<SessionCommand> COMMANDS = List.of(
             MemoryCommands.MR, MemoryCommands.DEREG, MemoryCommands.FILL, MemoryCommands.DUMP, MemoryCommands.COMPARE,
             QueueCommands.CQ, QueueCommands.QP,
-            ConnectCommands.LISTEN, ConnectCommands.CONNECT,
+            ConnectCommands.LISTEN, ConnectCommands.CONNECT, ConnectCommands.DISCONNECT,
             PostCommands.RECV, PostCommands.SEND, PostCommands.WRITE, PostCommands.READ, PostCommands.CAS, PostCommands.FADD,
             CompletionCommands.POLL, CompletionCommands.WAIT, CompletionCommands.EXPECT,
             ControlCommands.COUNTERS, ControlCommands.STATS,

@@ -62,6 +62,8 @@ class SessionCheckerTest {
                 Arguments.of("read", "read qp=q mr=b offset=2k len=2k remote=src fence"),
                 Arguments.of("cas", "cas mr=w remote=word compare=1 swap=2"),
                 Arguments.of("fadd", "fadd mr=b offset=8 remote=word roffset=8 add=-3"),
+                Arguments.of("disconnect", "disconnect"),
+                Arguments.of("disconnect", "disconnect qp=q timeout=2s"),
                 Arguments.of("poll", "poll cq=c max=4"),
                 Arguments.of("wait", "wait count=2 timeout=1.5s"),
                 Arguments.of("expect", "expect wr_id=7 status=SUCCESS opcode=RECV len=4096 imm=0x1234 inv=none qp=q timeout=250ms"),

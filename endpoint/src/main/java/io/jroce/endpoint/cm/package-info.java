@@ -1,0 +1,24 @@
+/**
+ * The InfiniBand connection manager on QP 1 with rdma_cm's TCP port space, behind an API that maps one to one
+ * onto librdmacm (Linux drivers/infiniband/core/cm.c and cma.c for the protocol; rdma-core librdmacm for the
+ * API). The messages themselves are the flyweights of {@code io.jroce.wire.mad}.
+ *
+ * <h2>API (librdmacm)</h2>
+ * <ul>
+ * <li>{@code CmAgent}: the connection manager of one device (owns its QP 1); counters.</li>
+ * <li>{@code CmEventChannel}: {@code rdma_event_channel}: events to poll or wait for.</li>
+ * <li>{@code CmId}: {@code rdma_cm_id}: bind, listen, resolve, create QP, connect, accept, reject, disconnect.</li>
+ * <li>{@code CmEvent}: {@code rdma_cm_event}: type, id, listening id, status, private data, parameters.</li>
+ * <li>{@code CmEventType}: {@code RDMA_CM_EVENT_*}.</li>
+ * <li>{@code CmConnParam}: {@code rdma_conn_param}.</li>
+ * <li>{@code CmConfig}: timeouts, retries, MTU, the peers' UDP port and the caps.</li>
+ * <li>{@code CmCounters}: MADs in and out, retransmissions, drops by reason.</li>
+ * </ul>
+ *
+ * <h2>Transport of MADs</h2>
+ * <ul>
+ * <li>{@code MadPort}: where an agent sends and receives 256-byte MADs.</li>
+ * <li>{@code GsiMadPort}: the device's QP 1 (UD, Q_Key 0x80010000, sender from the GRH area).</li>
+ * </ul>
+ */
+package io.jroce.endpoint.cm;
