@@ -24,6 +24,7 @@ public final class CompletionQueue {
     private final int[] immOrInv;
     private final int[] qpNum;
     private final int[] flags;
+    private final int[] srcQp;
     private final int[] vendorErr;
 
     /** Next slot the producer (the event loop) writes. */
@@ -59,6 +60,7 @@ public final class CompletionQueue {
         this.immOrInv = new int[slots];
         this.qpNum = new int[slots];
         this.flags = new int[slots];
+        this.srcQp = new int[slots];
         this.vendorErr = new int[slots];
     }
 
@@ -86,6 +88,11 @@ public final class CompletionQueue {
      * @return false if the queue was full: the CQ is now overrun and the caller must fail its QP
      */
     boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited) {
+        return push(id, st, op, len, immInv, qpn, fl, vendor, solicited, 0);
+    }
+
+    /** {@link #push} with the UD source QP number of a receive completion. */
+    boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited, int src) {
         long t = tail;
         if (t - head >= depth || overrun) {
             if (!overrun) {
@@ -105,6 +112,7 @@ public final class CompletionQueue {
         immOrInv[i] = immInv;
         qpNum[i] = qpn;
         flags[i] = fl;
+        srcQp[i] = src;
         vendorErr[i] = vendor;
         tail = t + 1; // volatile write publishes the slot
         wake(solicited || st != WcStatus.SUCCESS);
@@ -153,6 +161,7 @@ public final class CompletionQueue {
             wc.immData = (flags[i] & WorkCompletion.WITH_IMM) != 0 ? immOrInv[i] : 0;
             wc.invalidatedRkey = (flags[i] & WorkCompletion.WITH_INV) != 0 ? immOrInv[i] : 0;
             wc.qpNum = qpNum[i];
+            wc.srcQp = srcQp[i];
             wc.vendorErr = vendorErr[i];
         }
         head = h + n;

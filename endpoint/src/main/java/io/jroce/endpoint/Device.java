@@ -27,6 +27,10 @@ public final class Device implements AutoCloseable {
     private final Transport transport;
     private final IntObjectHashMap<QueuePair> qps = new IntObjectHashMap<>(); // event loop only
     private int nextQpn = 0x11; // QPN 0 and 1 are the special QPs
+    /** The Q_Key of QP 1, the GSI QP ({@code IB_QP1_QKEY}, include/rdma/ib_mad.h). */
+    public static final int GSI_QKEY = 0x80010000;
+    /** The GSI QP's number. */
+    public static final int GSI_QPN = 1;
     private volatile boolean open = true;
     private volatile AsyncEventListener listener;
 
@@ -128,11 +132,42 @@ public final class Device implements AutoCloseable {
             int qpn = nextQpn;
             while (qps.containsKey(qpn)) qpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
             nextQpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
-            QueuePair qp = new QueuePair(this, pd, qpn, init, transport);
+            QueuePair qp = new QueuePair(this, pd, qpn, init, init.qpType, transport);
             qps.put(qpn, qp);
             return qp;
         });
     }
+
+    /**
+     * Opens QP 1, the General Services Interface QP, on which connection management MADs travel: a UD QP
+     * numbered 1 whose Q_Key is {@link #GSI_QKEY} (0x80010000). It is returned <b>already in RTS</b> (send PSN
+     * 0), as the kernel keeps its own GSI QP up: post receives and sends at once, with no modify sequence.
+     * It accepts only datagrams carrying Q_Key 0x80010000 and always sends that Q_Key, whatever the WR says
+     * (rdma_rxe rxe_req.c / rxe_recv.c treat QP 1 so). {@code init}'s type is ignored (always UD). A device
+     * has at most one: a second call while it exists is refused; after {@link QueuePair#destroy()} QP 1 may
+     * be opened again.
+     */
+    public QueuePair openGsi(ProtectionDomain pd, QpInitAttr init) {
+        checkOpen();
+        if (pd == null || pd.device() != this) throw new IllegalArgumentException("the GSI QP needs a protection domain of this device");
+        QueuePair.validateInit(init);
+        if (init.sendCq.device() != this || init.recvCq.device() != this) {
+            throw new IllegalArgumentException("the QP's completion queues belong to another device");
+        }
+        QueuePair qp = transport.call(() -> {
+            if (qps.containsKey(GSI_QPN)) throw new VerbsException("QP 1 (GSI) is already open on this device");
+            QueuePair q = new QueuePair(this, pd, GSI_QPN, init, QpType.UD, transport);
+            qps.put(GSI_QPN, q);
+            return q;
+        });
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(GSI_QKEY));
+        qp.modify(new QpAttr().state(QpState.RTR));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+        return qp;
+    }
+
+    /** The port's active MTU ({@link DeviceConfig#portMtu}): the largest UD message. */
+    public Mtu portMtu() { return config.portMtu; }
 
     void removeQp(QueuePair qp) {
         qps.remove(qp.qpNum());

@@ -17,6 +17,7 @@ public final class DeviceConfig {
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
+    Mtu portMtu = Mtu.MTU_1024;
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {
@@ -68,6 +69,18 @@ public final class DeviceConfig {
      */
     public DeviceConfig warmUp(boolean v) { warmUp = v; return this; }
 
+    /**
+     * The port's active MTU ({@code ibv_port_attr.active_mtu}): the largest UD message and the largest RC path
+     * MTU a peer should choose. Default 1024, what rdma_rxe reports over a 1500-byte Ethernet
+     * (rxe_net.c / rxe.c rxe_set_mtu: the Ethernet MTU less the RoCE headers, rounded down to an IB MTU).
+     */
+    public DeviceConfig portMtu(Mtu v) {
+        if (v == null) throw new IllegalArgumentException("port MTU must be 256, 512, 1024, 2048 or 4096");
+        portMtu = v;
+        return this;
+    }
+
+    public Mtu portMtu() { return portMtu; }
     public InetAddress address() { return address; }
     public int port() { return port; }
 }

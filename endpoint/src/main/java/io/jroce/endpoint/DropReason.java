@@ -4,7 +4,7 @@ package io.jroce.endpoint;
 public enum DropReason {
     /** Failed to parse: truncated headers, bad TVer, impossible pad or length. */
     MALFORMED,
-    /** Opcode unknown, reserved, or of a transport this endpoint does not run (UC, RD, UD). */
+    /** Opcode unknown, reserved, or of a transport this endpoint does not run (UC, RD). */
     UNSUPPORTED_OPCODE,
     /** The ICRC is wrong: over IPv4 it matched no IPv4 Identification, over IPv6 it differs. */
     ICRC,
@@ -24,5 +24,12 @@ public enum DropReason {
     /** A response opcode the completer did not expect. */
     UNEXPECTED_OPCODE,
     /** A duplicate READ or atomic with no responder resource to answer from. */
-    DUPLICATE_UNKNOWN
+    DUPLICATE_UNKNOWN,
+    /**
+     * A UD datagram whose DETH Q_Key is not the receiving QP's (QP 1: 0x80010000), dropped silently
+     * (IBA 10.2.4; rdma_rxe rxe_recv.c check_keys).
+     */
+    QKEY,
+    /** A UD datagram that found no receive posted: UD has no RNR NAK, so it is dropped (IBA 9.7.1; rxe_resp.c). */
+    NO_RECEIVE
 }

@@ -1,5 +1,6 @@
 package io.jroce.endpoint;
 
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 
 /** A protection domain: memory regions and queue pairs of one PD may only be used together. */
@@ -60,6 +61,35 @@ public final class ProtectionDomain {
             table.add(mr);
             return mr;
         }
+    }
+
+    /** An address handle for UD sends to {@code dest} on the RoCEv2 port 4791 ({@code ibv_create_ah}). */
+    public AddressHandle createAh(InetAddress dest) {
+        return createAh(dest, io.jroce.wire.RoceV2.UDP_PORT);
+    }
+
+    /**
+     * An address handle for UD sends to {@code dest}:{@code udpPort} (a port other than 4791 reaches a peer
+     * device opened on another port, as tests on loopback do). The address must be of the device's family.
+     */
+    public AddressHandle createAh(InetAddress dest, int udpPort) {
+        device.checkOpen();
+        if (dest == null) throw new IllegalArgumentException("an address handle needs a destination address");
+        if (udpPort < 1 || udpPort > 65535) throw new IllegalArgumentException("UDP port must be 1..65535, not " + udpPort);
+        if (dest.isAnyLocalAddress() || dest.isMulticastAddress()) {
+            throw new IllegalArgumentException("an address handle needs a unicast destination, not " + io.jroce.wire.IpText.of(dest));
+        }
+        boolean mine6 = device.address() instanceof java.net.Inet6Address;
+        if (mine6 != (dest instanceof java.net.Inet6Address)) {
+            throw new VerbsException("destination " + io.jroce.wire.IpText.of(dest) + " is not of device "
+                    + io.jroce.wire.IpText.of(device.address()) + "'s address family");
+        }
+        return new AddressHandle(this, dest, udpPort);
+    }
+
+    /** {@link Device#openGsi}: QP 1 in this protection domain, already in RTS. */
+    public QueuePair openGsi(QpInitAttr init) {
+        return device.openGsi(this, init);
     }
 
     public QueuePair createQp(QpInitAttr init) {

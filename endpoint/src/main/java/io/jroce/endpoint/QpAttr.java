@@ -13,7 +13,9 @@ public final class QpAttr {
     /** The attribute mask bits ({@code IBV_QP_*}). */
     public enum Field {
         STATE, ACCESS_FLAGS, PKEY_INDEX, PORT, PATH_MTU, DEST_QPN, AV, RQ_PSN, MAX_DEST_RD_ATOMIC,
-        MIN_RNR_TIMER, SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC
+        MIN_RNR_TIMER, SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC,
+        /** The Q_Key of a UD QP ({@code IBV_QP_QKEY}). */
+        QKEY
     }
 
     private final EnumSet<Field> mask = EnumSet.noneOf(Field.class);
@@ -33,6 +35,7 @@ public final class QpAttr {
     int timeout;
     int retryCnt;
     int rnrRetry;
+    int qkey;
 
     public Set<Field> mask() { return mask; }
     public boolean has(Field f) { return mask.contains(f); }
@@ -55,6 +58,8 @@ public final class QpAttr {
     public QpAttr timeout(int v) { timeout = v; mask.add(Field.TIMEOUT); return this; }
     public QpAttr retryCnt(int v) { retryCnt = v; mask.add(Field.RETRY_CNT); return this; }
     public QpAttr rnrRetry(int v) { rnrRetry = v; mask.add(Field.RNR_RETRY); return this; }
+    /** The Q_Key of a UD QP: what its received datagrams must carry, and what a send WR with the Q_Key's high bit set sends instead. */
+    public QpAttr qkey(int v) { qkey = v; mask.add(Field.QKEY); return this; }
 
     public QpState state() { return state; }
     public int accessFlags() { return accessFlags; }
@@ -72,6 +77,7 @@ public final class QpAttr {
     public int timeout() { return timeout; }
     public int retryCnt() { return retryCnt; }
     public int rnrRetry() { return rnrRetry; }
+    public int qkey() { return qkey; }
 
     @Override
     public String toString() {
@@ -79,6 +85,6 @@ public final class QpAttr {
                 + ", dest=" + destAddress + ":" + destPort + ", rqPsn=0x" + Integer.toHexString(rqPsn)
                 + ", sqPsn=0x" + Integer.toHexString(sqPsn) + ", maxRdAtomic=" + maxRdAtomic
                 + ", maxDestRdAtomic=" + maxDestRdAtomic + ", minRnrTimer=" + minRnrTimer + ", timeout=" + timeout
-                + ", retryCnt=" + retryCnt + ", rnrRetry=" + rnrRetry + ", access=" + Access.toString(accessFlags) + "}";
+                + ", retryCnt=" + retryCnt + ", rnrRetry=" + rnrRetry + ", qkey=0x" + Integer.toHexString(qkey) + ", access=" + Access.toString(accessFlags) + "}";
     }
 }

@@ -1,6 +1,6 @@
 package io.jroce.endpoint;
 
-/** What a queue pair is created with ({@code struct ibv_qp_init_attr}): its CQs and capabilities. */
+/** What a queue pair is created with ({@code struct ibv_qp_init_attr}): its type, CQs and capabilities. */
 public final class QpInitAttr {
     CompletionQueue sendCq;
     CompletionQueue recvCq;
@@ -10,6 +10,7 @@ public final class QpInitAttr {
     int maxRecvSge = 4;
     int maxInlineData = 64;
     boolean sqSigAll;
+    QpType qpType = QpType.RC;
 
     public QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq) {
         this.sendCq = sendCq;
@@ -28,6 +29,14 @@ public final class QpInitAttr {
     /** Every send WR completes with a CQE, whatever its SIGNALED flag says. */
     public QpInitAttr sqSigAll(boolean v) { sqSigAll = v; return this; }
 
+    /** The transport service ({@code ibv_qp_init_attr.qp_type}); RC unless set. */
+    public QpInitAttr qpType(QpType v) {
+        if (v == null) throw new IllegalArgumentException("qp_type must be RC or UD");
+        qpType = v;
+        return this;
+    }
+
+    public QpType qpType() { return qpType; }
     public int maxSendWr() { return maxSendWr; }
     public int maxRecvWr() { return maxRecvWr; }
     public int maxSendSge() { return maxSendSge; }

@@ -9,7 +9,7 @@ import java.util.Set;
 import static io.jroce.endpoint.QpAttr.Field.*;
 
 /**
- * A reliable-connected queue pair. Application threads post to its send and receive queue rings and ring
+ * A queue pair, reliable connected ({@link QpType#RC}) or unreliable datagram ({@link QpType#UD}). Application threads post to its send and receive queue rings and ring
  * the doorbell; everything else (requester, completer, responder, timers) runs on the device's event loop,
  * which alone owns the QP's transport state, so the packet path takes no locks.
  */
@@ -21,6 +21,7 @@ public final class QueuePair {
     private final Device device;
     private final ProtectionDomain pd;
     private final int qpn;
+    private final QpType type;
     private final QpInitAttr init;
     private final CompletionQueue sendCq;
     private final CompletionQueue recvCq;
@@ -50,6 +51,8 @@ public final class QueuePair {
     long timeoutNanos;
     int retryCnt;
     int rnrRetry;
+    /** UD: the QP's Q_Key (what received datagrams must carry). */
+    int qkey;
 
     final Requester requester;
     final Completer completer;
@@ -59,10 +62,11 @@ public final class QueuePair {
     boolean timerListed;
     private String errorReason;
 
-    QueuePair(Device device, ProtectionDomain pd, int qpn, QpInitAttr init, Transport tx) {
+    QueuePair(Device device, ProtectionDomain pd, int qpn, QpInitAttr init, QpType type, Transport tx) {
         this.device = device;
         this.pd = pd;
         this.qpn = qpn;
+        this.type = type;
         this.init = init;
         this.sendCq = init.sendCq;
         this.recvCq = init.recvCq;
@@ -84,6 +88,8 @@ public final class QueuePair {
     }
 
     public int qpNum() { return qpn; }
+    /** RC or UD. */
+    public QpType type() { return type; }
     public ProtectionDomain pd() { return pd; }
     public Device device() { return device; }
     public QpState state() { return state; }
@@ -281,7 +287,7 @@ public final class QueuePair {
     private void applyModify(QpAttr a) {
         QpState cur = state;
         QpState next = a.has(STATE) ? a.state : cur;
-        Set<QpAttr.Field> given = QpStateTable.check(cur, next, a.mask(), qpn);
+        Set<QpAttr.Field> given = QpStateTable.check(type, cur, next, a.mask(), qpn);
         validateValues(a, given);
         if (given.contains(AV)) checkFamily(a.destAddress);
         // all checks passed: apply
@@ -371,6 +377,8 @@ public final class QueuePair {
             }
             case RETRY_CNT -> { attrs.retryCnt(a.retryCnt); retryCnt = a.retryCnt; }
             case RNR_RETRY -> { attrs.rnrRetry(a.rnrRetry); rnrRetry = a.rnrRetry; }
+            // QP 1 keeps IB_QP1_QKEY whatever is asked (rxe_recv.c check_keys compares QP 1 with GSI_QKEY)
+            case QKEY -> { qkey = qpn == Device.GSI_QPN ? Device.GSI_QKEY : a.qkey; attrs.qkey(qkey); }
             default -> { }
         }
     }
@@ -383,6 +391,7 @@ public final class QueuePair {
                     .pathMtu(attrs.pathMtu).destQpNum(attrs.destQpNum)
                     .maxDestRdAtomic(attrs.maxDestRdAtomic).maxRdAtomic(attrs.maxRdAtomic)
                     .minRnrTimer(attrs.minRnrTimer).timeout(attrs.timeout).retryCnt(attrs.retryCnt).rnrRetry(attrs.rnrRetry);
+            if (type == QpType.UD) q.qkey(qkey);
             if (attrs.destAddress != null) q.dest(attrs.destAddress, attrs.destPort);
             q.rqPsn(state == QpState.RESET || state == QpState.INIT ? attrs.rqPsn : responder.ePsn);
             q.sqPsn(state == QpState.RTS || state == QpState.SQD || state == QpState.ERR ? requester.sqPsn : attrs.sqPsn);

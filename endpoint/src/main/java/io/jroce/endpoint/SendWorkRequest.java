@@ -22,6 +22,9 @@ public final class SendWorkRequest {
     private long compareAdd;
     private long swap;
     private SendWorkRequest next;
+    private AddressHandle ah;
+    private int remoteQpn;
+    private int remoteQkey;
 
     public SendWorkRequest() {
     }
@@ -44,6 +47,12 @@ public final class SendWorkRequest {
     public long compareAdd() { return compareAdd; }
     public long swap() { return swap; }
     public SendWorkRequest next() { return next; }
+    /** UD: the destination's address handle, or null. */
+    public AddressHandle ah() { return ah; }
+    /** UD: the destination QP number. */
+    public int remoteQpn() { return remoteQpn; }
+    /** UD: the Q_Key to send; one with its high-order bit set means "the QP's own Q_Key" (IBA 10.2.4). */
+    public int remoteQkey() { return remoteQkey; }
 
     public SendWorkRequest wrId(long v) { wrId = v; return this; }
     public SendWorkRequest opcode(WrOpcode v) { opcode = v; return this; }
@@ -56,6 +65,19 @@ public final class SendWorkRequest {
     public SendWorkRequest compareAdd(long v) { compareAdd = v; return this; }
     public SendWorkRequest swap(long v) { swap = v; return this; }
     public SendWorkRequest next(SendWorkRequest v) { next = v; return this; }
+
+    /**
+     * The UD destination ({@code ibv_send_wr.wr.ud}): address handle, remote QP number and remote Q_Key. A
+     * Q_Key with its high-order bit set (e.g. 0x80000000) is replaced by the sending QP's own Q_Key (IBA
+     * 10.2.4: such "controlled" Q_Keys cannot be sent from a WR); QP 1 always sends its own 0x80010000, as
+     * rdma_rxe rxe_req.c init_req_packet does (rxe sends any other WR Q_Key as given).
+     */
+    public SendWorkRequest ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        this.ah = ah;
+        this.remoteQpn = remoteQpn;
+        this.remoteQkey = remoteQkey;
+        return this;
+    }
 
     /** Total bytes named by the scatter/gather list. */
     public long totalLength() {

@@ -1,0 +1,945 @@
+package io.jroce.endpoint.cm;
+
+import io.jroce.endpoint.Access;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Gid;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.ProtectionDomain;
+import io.jroce.endpoint.QpAttr;
+import io.jroce.endpoint.QpInitAttr;
+import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.QueuePair;
+import io.jroce.wire.mad.CmAttribute;
+import io.jroce.wire.mad.CmDrep;
+import io.jroce.wire.mad.CmDreq;
+import io.jroce.wire.mad.CmMra;
+import io.jroce.wire.mad.CmRej;
+import io.jroce.wire.mad.CmRep;
+import io.jroce.wire.mad.CmReq;
+import io.jroce.wire.mad.CmRtu;
+import io.jroce.wire.mad.CmaHeader;
+import io.jroce.wire.mad.MadHeader;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The connection manager of one device: the Linux ib_cm state machine (drivers/infiniband/core/cm.c) with rdma_cm's
+ * TCP port space on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ and DREP over the device's QP 1 through a
+ * {@link MadPort}.
+ *
+ * <p>One thread owns all state: received MADs, timers and the applications' calls ({@link CmId}) run on it in turn.
+ * What peers can make it hold is capped: received MADs waiting for the thread ({@link CmConfig#maxInboundQueue}),
+ * incoming connections not yet answered ({@link CmConfig#maxPending}, each timing out after
+ * {@link CmConfig#acceptTimeoutMillis}), CONNECT_REQUESTs per listener (its backlog) and ids in all
+ * ({@link CmConfig#maxIds}). QPs are only ever those the application creates. Malformed MADs are dropped and counted.
+ */
+public final class CmAgent implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CmAgent.class);
+    /** cm.c: REJ reasons (ib_cm.h enum ib_cm_rej_reason) this agent sends. */
+    static final int REJ_TIMEOUT = 4;
+    static final int REJ_INVALID_SERVICE_ID = 8;
+    static final int REJ_STALE_CONN = 10;
+    static final int REJ_CONSUMER_DEFINED = 28;
+    /** IB_RATE_10_GBPS: the packet rate put in REQ paths (rxe derives it from the netdev speed). */
+    static final int PACKET_RATE = 3;
+    static final int HOP_LIMIT = 64;
+    /** min_rnr_timer for the QPs the CM connects (ibv_rc_pingpong's 12; rdma_cm leaves the driver's default). */
+    static final int MIN_RNR_TIMER = 12;
+    private static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
+
+    record Key(int commId, long caGuid) {
+    }
+
+    private final Device device;
+    private final MadPort port;
+    private final CmConfig cfg;
+    private final ScheduledThreadPoolExecutor exec;
+    private final Thread thread;
+    private final SplittableRandom rnd;
+    private final long caGuid;
+    private final long hiTid;
+    private final int peerUdpPort;
+    private final Map<Integer, CmId> byLocalId = new HashMap<>();
+    private final Map<Key, CmId> byRemote = new HashMap<>();
+    private final Map<Integer, CmId> listeners = new HashMap<>();
+    private final Set<Integer> boundPorts = new HashSet<>();
+    private final Set<CmId> ids = new HashSet<>();
+    private final AtomicInteger inbound = new AtomicInteger();
+    private final AtomicLong inboundOverflow = new AtomicLong();
+    private int pending;
+    private int nextCommId;
+    private volatile boolean closed;
+    // counters (agent thread)
+    private long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
+            backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut;
+
+    private CmAgent(Device device, MadPort port, CmConfig cfg) {
+        this.device = device;
+        this.port = port;
+        this.cfg = cfg;
+        this.rnd = new SplittableRandom(cfg.seed);
+        this.caGuid = rnd.nextLong() | 0x0200000000000000L;
+        this.hiTid = rnd.nextInt() & 0x7FFFFFFFL;
+        this.nextCommId = rnd.nextInt();
+        this.peerUdpPort = cfg.peerUdpPort > 0 ? cfg.peerUdpPort : device.port();
+        Thread[] t = new Thread[1];
+        this.exec = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread th = new Thread(r, "jroce-cm-" + port.localAddress().getHostAddress());
+            th.setDaemon(true);
+            t[0] = th;
+            return th;
+        });
+        exec.setRemoveOnCancelPolicy(true);
+        exec.prestartAllCoreThreads();
+        this.thread = t[0];
+        port.start(this::onMad);
+    }
+
+    /**
+     * Opens the CM of {@code device} on a {@link MadPort} of the caller's choosing (tests, or a transport other
+     * than the device's own QP 1). The agent closes the port when it is closed.
+     */
+    public static CmAgent open(Device device, MadPort port, CmConfig config) {
+        return new CmAgent(device, port, config);
+    }
+
+    /** The device this agent connects QPs of. */
+    public Device device() {
+        return device;
+    }
+
+    InetAddress localAddress() {
+        return port.localAddress();
+    }
+
+    /** The CA GUID this agent puts in REQ and REP (random per agent, so a restarted agent is a new CA to peers). */
+    public long caGuid() {
+        return caGuid;
+    }
+
+    /** A snapshot of the counters. */
+    public CmCounters counters() {
+        return call(() -> new CmCounters(madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched,
+                inboundOverflow.get(), pendingOverflow, backlogOverflow, duplicates, rejSent, rejReceived, connected,
+                disconnected, timedOut));
+    }
+
+    /** Incoming connections waiting for accept or reject. */
+    public int pendingCount() {
+        return call(() -> pending);
+    }
+
+    /** All ids the agent holds (the application's, pending ones and those in timewait). */
+    public int idCount() {
+        return call(ids::size);
+    }
+
+    // ------------------------------------------------------------------ application calls (agent thread)
+
+    CmId createId(CmEventChannel channel, Object context) {
+        if (channel == null) throw new IllegalArgumentException("an id needs an event channel");
+        return call(() -> {
+            checkCapacity();
+            CmId id = new CmId(this, channel, context);
+            ids.add(id);
+            return id;
+        });
+    }
+
+    Void bind(CmId id, int p) {
+        need(id, CmId.State.IDLE);
+        if (id.localPort != 0) throw new IllegalStateException(id + " is already bound");
+        if (p < 0 || p > 0xFFFF) throw new IllegalArgumentException("port must be 0..65535, not " + p);
+        id.localPort = p == 0 ? ephemeralPort() : reservePort(p);
+        return null;
+    }
+
+    Void listen(CmId id, int backlog) {
+        need(id, CmId.State.IDLE);
+        if (id.localPort == 0) id.localPort = ephemeralPort();
+        id.backlog = backlog <= 0 ? 128 : backlog;
+        id.state = CmId.State.LISTEN;
+        listeners.put(id.localPort, id);
+        return null;
+    }
+
+    Void resolveAddr(CmId id, InetAddress dst, int p) {
+        resolveAddrQuiet(id, dst, p);
+        post(id, CmEventType.ADDR_RESOLVED, 0, null);
+        return null;
+    }
+
+    void resolveAddrQuiet(CmId id, InetAddress dst, int p) {
+        need(id, CmId.State.IDLE);
+        if (p <= 0 || p > 0xFFFF) throw new IllegalArgumentException("port must be 1..65535, not " + p);
+        if ((dst instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
+            throw new IllegalArgumentException(dst.getHostAddress() + " is not of the device's address family");
+        }
+        if (id.localPort == 0) id.localPort = ephemeralPort();
+        id.remoteAddress = dst;
+        id.remotePort = p;
+        id.peer = dst;
+        id.qpDest = dst;
+        id.state = CmId.State.ADDR_RESOLVED;
+    }
+
+    Void resolveRoute(CmId id) {
+        need(id, CmId.State.ADDR_RESOLVED);
+        id.state = CmId.State.ROUTE_RESOLVED;
+        post(id, CmEventType.ROUTE_RESOLVED, 0, null);
+        return null;
+    }
+
+    QueuePair createQp(CmId id, ProtectionDomain pd, QpInitAttr init) {
+        if (pd.device() != device) throw new IllegalArgumentException("the PD is not of this agent's device");
+        if (id.qp != null) throw new IllegalStateException(id + " already has a QP");
+        QueuePair qp = pd.createQp(init);
+        toInit(qp);
+        id.qp = qp;
+        return qp;
+    }
+
+    Void useQp(CmId id, QueuePair qp) {
+        if (qp.device() != device) throw new IllegalArgumentException("the QP is not of this agent's device");
+        if (id.qp != null) throw new IllegalStateException(id + " already has a QP");
+        if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
+            throw new IllegalStateException(qp + " must be in RESET or INIT");
+        }
+        toInit(qp);
+        id.qp = qp;
+        return null;
+    }
+
+    Void connect(CmId id, CmConnParam param) {
+        if (id.state != CmId.State.ROUTE_RESOLVED && id.state != CmId.State.ADDR_RESOLVED) {
+            throw new IllegalStateException(id + ": connect needs a resolved address");
+        }
+        if (id.qp == null) throw new IllegalStateException(id + ": connect needs a QP (createQp)");
+        if (param.privateDataLength() > REQ_PRIVATE_MAX) {
+            throw new IllegalArgumentException("REQ private data is at most " + REQ_PRIVATE_MAX + " bytes, not " + param.privateDataLength());
+        }
+        checkCapacity();
+        id.param = param;
+        id.localCommId = newCommId();
+        id.tid = hiTid << 32 | (id.localCommId & 0xFFFFFFFFL);
+        id.ackTimeout = ackTimeout(cfg.caAckDelay, cfg.packetLifeTime);
+        int psn = rnd.nextInt(1 << 24);
+        byte[] mad = new byte[MadHeader.MAD_SIZE];
+        ByteBuf b = Unpooled.wrappedBuffer(mad);
+        CmReq req = new CmReq().wrap(b, 0).init(id.tid);
+        req.localCommId(id.localCommId)
+                .serviceId(CmaHeader.serviceId(CmaHeader.PS_TCP, id.remotePort))
+                .localCaGuid(caGuid).localQkey(0).localQpn(id.qp.qpNum())
+                .responderResources(param.responderResources()).initiatorDepth(param.initiatorDepth())
+                .remoteCmResponseTimeout(cfg.cmResponseTimeout).transportServiceType(CmReq.TRANSPORT_RC)
+                .endToEndFlowControl(param.flowControl()).startingPsn(psn)
+                .localCmResponseTimeout(cfg.cmResponseTimeout).retryCount(param.retryCount())
+                .pkey(0xFFFF).pathMtu(cfg.mtu.ibvEnum()).rnrRetryCount(param.rnrRetryCount())
+                .maxCmRetries(cfg.maxCmRetries);
+        // RoCEv2 paths as cm.c cm_format_req writes them for a routed (hop limit > 1) path: LIDs 0xFFFF, not subnet local
+        req.primaryPath().localLid(0xFFFF).remoteLid(0xFFFF)
+                .localGid(Gid.of(localAddress()).raw()).remoteGid(Gid.of(id.remoteAddress).raw())
+                .flowLabel(0).packetRate(PACKET_RATE).trafficClass(0).hopLimit(HOP_LIMIT).sl(0).subnetLocal(false)
+                .localAckTimeout(id.ackTimeout);
+        new CmaHeader().wrap(b, req.privateDataIndex()).write(id.localPort, localAddress(), id.remoteAddress);
+        b.setBytes(req.privateDataIndex() + CmaHeader.LENGTH, param.privateDataRaw());
+        id.req = mad;
+        // cm.c ib_send_cm_req: timeout = 2 * packet lifetime + remote CM response timeout
+        id.retryMillis = 2 * convertMillis(cfg.packetLifeTime) + convertMillis(cfg.cmResponseTimeout);
+        id.maxRetries = cfg.maxCmRetries;
+        byLocalId.put(id.localCommId, id);
+        id.state = CmId.State.REQ_SENT;
+        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
+        return null;
+    }
+
+    Void accept(CmId id, CmConnParam param) {
+        if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be accepted");
+        if (id.qp == null) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
+        if (param.privateDataLength() > CmAttribute.REP.privateDataLength()) {
+            throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
+        }
+        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
+        int mtu = Math.max(1, Math.min(req.pathMtu(), cfg.mtu.ibvEnum()));
+        int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), QueuePair.MAX_RD_ATOMIC);
+        int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), QueuePair.MAX_RD_ATOMIC);
+        int psn = rnd.nextInt(1 << 24);
+        QueuePair qp = id.qp;
+        // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
+        // Linux convention (cm.c cm_req_handler): the REQ's Starting PSN is what we send from, the REP's is what we expect
+        toInit(qp);
+        qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
+                .destQpNum(req.localQpn()).rqPsn(psn).maxDestRdAtomic(respRes).minRnrTimer(MIN_RNR_TIMER));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(req.startingPsn()).timeout(req.primaryPath().localAckTimeout())
+                .retryCnt(req.retryCount()).rnrRetry(req.rnrRetryCount()).maxRdAtomic(initDepth));
+        id.ackTimeout = req.primaryPath().localAckTimeout();
+        id.remoteQpn = req.localQpn();
+        id.param = param;
+        byte[] mad = new byte[MadHeader.MAD_SIZE];
+        CmRep rep = new CmRep().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid);
+        rep.localCommId(id.localCommId).remoteCommId(id.remoteCommId).localQkey(0).localQpn(qp.qpNum())
+                .startingPsn(psn).responderResources(respRes).initiatorDepth(initDepth)
+                .targetAckDelay(cfg.caAckDelay).failoverAccepted(0).endToEndFlowControl(param.flowControl())
+                .rnrRetryCount(param.rnrRetryCount()).srq(false).localCaGuid(caGuid)
+                .privateData(param.privateDataRaw(), 0, param.privateDataLength());
+        leavePending(id);
+        // cm.c ib_send_cm_rep: resent every REQ Local CM Response Timeout, REQ Max CM Retries times
+        id.retryMillis = convertMillis(req.localCmResponseTimeout());
+        id.maxRetries = req.maxCmRetries();
+        id.state = CmId.State.REP_SENT;
+        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
+        return null;
+    }
+
+    Void reject(CmId id, byte[] privateData) {
+        if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be rejected");
+        if (privateData.length > CmAttribute.REJ.privateDataLength()) {
+            throw new IllegalArgumentException("REJ private data is at most 148 bytes, not " + privateData.length);
+        }
+        leavePending(id);
+        sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, privateData);
+        finish(id);
+        return null;
+    }
+
+    Void disconnect(CmId id) {
+        switch (id.state) {
+            case ESTABLISHED, REP_SENT -> {
+                toError(id.qp);
+                sendDreq(id);
+            }
+            case DREQ_SENT, TIMEWAIT, DONE -> {
+                // already released (by us or the peer): rdma_disconnect after DISCONNECTED has nothing to do
+            }
+            default -> throw new IllegalStateException(id + " is not connected");
+        }
+        return null;
+    }
+
+    Void destroy(CmId id) {
+        if (id.state == CmId.State.CLOSED) return null;
+        id.closedByApp = true;
+        switch (id.state) {
+            case LISTEN -> listeners.remove(id.localPort);
+            case REQ_SENT -> {
+                // cm.c cm_destroy_id: REQ_SENT -> REJ "timeout" with our CA GUID as ARI
+                cancelTimer(id);
+                byte[] ari = new byte[8];
+                Unpooled.wrappedBuffer(ari).setLong(0, caGuid);
+                sendRej(id.peer, id.tid, id.localCommId, 0, CmRej.REJECTED_REQ, REJ_TIMEOUT, ari, new byte[0]);
+            }
+            case REQ_RCVD -> {
+                leavePending(id);
+                sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            }
+            case REP_SENT -> {
+                cancelTimer(id);
+                sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REP, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            }
+            case ESTABLISHED -> {
+                toError(id.qp);
+                sendDreq(id); // the entry stays until the DREP or the retries, then timewait, silently
+                releasePort(id);
+                return null;
+            }
+            case DREQ_SENT, TIMEWAIT -> {
+                releasePort(id); // the entry leaves at the end of timewait
+                return null;
+            }
+            default -> {
+            }
+        }
+        releasePort(id);
+        unregister(id);
+        id.state = CmId.State.CLOSED;
+        ids.remove(id);
+        return null;
+    }
+
+    // ------------------------------------------------------------------ receive (agent thread)
+
+    private void onMad(InetAddress from, int srcQpn, byte[] mad, int length) {
+        if (closed) return;
+        if (inbound.incrementAndGet() > cfg.maxInboundQueue) {
+            inbound.decrementAndGet();
+            inboundOverflow.incrementAndGet();
+            return;
+        }
+        try {
+            exec.execute(() -> {
+                inbound.decrementAndGet();
+                try {
+                    handle(from, mad, length);
+                } catch (RuntimeException e) {
+                    malformed++;
+                    log.debug("cm {}: MAD from {} dropped: {}", localAddress().getHostAddress(), from, e.toString());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            inbound.decrementAndGet(); // closing
+        }
+    }
+
+    void handle(InetAddress from, byte[] raw, int length) {
+        madsIn++;
+        if (length < MadHeader.LENGTH + 8) { // not even a Local Comm ID
+            malformed++;
+            return;
+        }
+        byte[] mad = raw;
+        if (raw.length != MadHeader.MAD_SIZE || length < MadHeader.MAD_SIZE) {
+            // a short MAD reads as zero-padded (rxe's MAD layer does the same); bytes past 256 are not the MAD's
+            mad = new byte[MadHeader.MAD_SIZE];
+            System.arraycopy(raw, 0, mad, 0, Math.min(Math.min(length, raw.length), MadHeader.MAD_SIZE));
+        }
+        ByteBuf b = Unpooled.wrappedBuffer(mad);
+        MadHeader h = new MadHeader().wrap(b, 0);
+        if (!h.isCmSend()) { // mad.c validate_mad / find_mad_agent: other versions, classes and methods go nowhere
+            malformed++;
+            return;
+        }
+        CmAttribute a = CmAttribute.of(h.attributeId());
+        if (a == null) {
+            unknownAttribute++;
+            return;
+        }
+        switch (a) {
+            case REQ -> onReq(from, b, mad);
+            case MRA -> onMra(b);
+            case REJ -> onRej(b);
+            case REP -> onRep(from, b);
+            case RTU -> onRtu(b);
+            case DREQ -> onDreq(from, b);
+            case DREP -> onDrep(b);
+        }
+    }
+
+    private void onReq(InetAddress from, ByteBuf b, byte[] mad) {
+        CmReq req = new CmReq().wrap(b, 0);
+        if (req.pkey() != 0xFFFF && req.pkey() != 0x7FFF) { // rxe answers a foreign P_Key with silence
+            malformed++;
+            return;
+        }
+        long tid = req.header().transactionId();
+        Key key = new Key(req.localCommId(), req.localCaGuid());
+        CmId dup = byRemote.get(key);
+        if (dup != null) { // cm.c cm_match_req / cm_dup_req_handler
+            duplicates++;
+            switch (dup.state) {
+                case REQ_RCVD -> sendMra(dup);                 // the application is slow: ask for more time
+                case TIMEWAIT -> sendRej(from, tid, dup.localCommId, req.localCommId(), CmRej.REJECTED_REQ,
+                        REJ_STALE_CONN, null, new byte[0]);
+                default -> {
+                    // REP_SENT and later: the REP's own timer resends it
+                }
+            }
+            return;
+        }
+        long sid = req.serviceId();
+        CmId listener = CmaHeader.portSpace(sid) == CmaHeader.PS_TCP ? listeners.get(CmaHeader.port(sid)) : null;
+        if (listener == null) { // cm.c cm_req_handler: no listener -> IB_CM_REJ_INVALID_SERVICE_ID
+            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_SERVICE_ID, null, new byte[0]);
+            return;
+        }
+        CmaHeader cma = new CmaHeader().wrap(b, req.privateDataIndex());
+        InetAddress src = cma.sourceAddress();
+        if (req.transportServiceType() != CmReq.TRANSPORT_RC || cma.cmaVersion() != CmaHeader.CMA_VERSION || src == null
+                || (src instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
+            // rdma_cm refuses what it cannot take after ib_cm accepted the REQ: cm_destroy_id sends REJ 28
+            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            return;
+        }
+        if (pending >= cfg.maxPending || ids.size() >= cfg.maxIds) {
+            pendingOverflow++;
+            return;
+        }
+        if (listener.undelivered.get() >= listener.backlog) {
+            backlogOverflow++;
+            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            return;
+        }
+        CmId id = new CmId(this, listener.channel, listener.context);
+        id.listener = listener;
+        id.localPort = listener.localPort;
+        id.remoteAddress = src;
+        id.remotePort = cma.port();
+        id.peer = from;
+        id.qpDest = qpDestination(req, from);
+        id.localCommId = newCommId();
+        id.remoteCommId = req.localCommId();
+        id.remoteCaGuid = req.localCaGuid();
+        id.tid = tid;
+        id.req = mad;
+        id.remoteKey = key;
+        id.state = CmId.State.REQ_RCVD;
+        ids.add(id);
+        byLocalId.put(id.localCommId, id);
+        byRemote.put(key, id);
+        pending++;
+        id.acceptTimer = exec.schedule(() -> acceptTimedOut(id), cfg.acceptTimeoutMillis, TimeUnit.MILLISECONDS);
+        byte[] pd = new byte[REQ_PRIVATE_MAX];
+        b.getBytes(req.privateDataIndex() + CmaHeader.LENGTH, pd);
+        // as seen from here: the requester's initiator depth is what we may grant as responder, and the other way round
+        CmConnParam seen = new CmConnParam().responderResources(req.initiatorDepth()).initiatorDepth(req.responderResources())
+                .retryCount(req.retryCount()).rnrRetryCount(req.rnrRetryCount()).flowControl(req.endToEndFlowControl())
+                .privateData(pd);
+        listener.undelivered.incrementAndGet();
+        listener.channel.post(new CmEvent(CmEventType.CONNECT_REQUEST, id, listener, 0, pd, seen));
+    }
+
+    /** The RC QP's destination: the REQ's Primary Local Port GID (where rxe's passive QP sends too), else the sender. */
+    private static InetAddress qpDestination(CmReq req, InetAddress from) {
+        byte[] g = new byte[16];
+        req.primaryPath().localGid(g, 0);
+        Gid gid = Gid.of(g);
+        InetAddress a = gid.toInetAddress();
+        if (a == null || a.isAnyLocalAddress() || (a instanceof Inet4Address) != (from instanceof Inet4Address)) return from;
+        return a;
+    }
+
+    private void acceptTimedOut(CmId id) {
+        if (id.state != CmId.State.REQ_RCVD) return;
+        timedOut++;
+        leavePending(id);
+        sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+        finish(id);
+    }
+
+    private void onRep(InetAddress from, ByteBuf b) {
+        CmRep rep = new CmRep().wrap(b, 0);
+        CmId id = byLocalId.get(rep.remoteCommId());
+        if (id == null) { // cm.c cm_rep_handler -> cm_dup_rep_handler finds nothing: dropped
+            unmatched++;
+            return;
+        }
+        if (id.state == CmId.State.ESTABLISHED && rep.localCommId() == id.remoteCommId && id.lastReply != null) {
+            duplicates++; // cm_dup_rep_handler: our RTU was lost
+            send(id.peer, id.lastReply);
+            return;
+        }
+        if (id.state != CmId.State.REQ_SENT) {
+            duplicates++;
+            return;
+        }
+        cancelTimer(id);
+        id.remoteCommId = rep.localCommId();
+        id.remoteCaGuid = rep.localCaGuid();
+        id.remoteQpn = rep.localQpn();
+        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
+        CmConnParam p = id.param;
+        byte[] pd = new byte[CmAttribute.REP.privateDataLength()];
+        rep.privateData(pd, 0);
+        try {
+            // what librdmacm's ucma_process_conn_resp does with rdma_init_qp_attr's values (cm.c cm_init_qp_rtr_attr,
+            // cm_init_qp_rts_attr): rq_psn = our REQ's PSN, sq_psn = the REP's, timeout from the REP's ACK delay
+            QueuePair qp = id.qp;
+            toInit(qp);
+            qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(req.pathMtu()))
+                    .destQpNum(rep.localQpn()).rqPsn(req.startingPsn())
+                    .maxDestRdAtomic(Math.min(p.responderResources(), QueuePair.MAX_RD_ATOMIC)).minRnrTimer(MIN_RNR_TIMER));
+            id.ackTimeout = ackTimeout(rep.targetAckDelay(), cfg.packetLifeTime);
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(rep.startingPsn()).timeout(id.ackTimeout)
+                    .retryCnt(p.retryCount()).rnrRetry(rep.rnrRetryCount())
+                    .maxRdAtomic(Math.min(Math.min(p.initiatorDepth(), rep.responderResources()), QueuePair.MAX_RD_ATOMIC)));
+        } catch (RuntimeException e) {
+            log.debug("cm: QP refused the REP's values: {}", e.toString());
+            toError(id.qp);
+            sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REP, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            finish(id);
+            post(id, CmEventType.CONNECT_ERROR, 0, null);
+            return;
+        }
+        byte[] rtu = new byte[MadHeader.MAD_SIZE];
+        new CmRtu().wrap(Unpooled.wrappedBuffer(rtu), 0).init(id.tid).localCommId(id.localCommId).remoteCommId(id.remoteCommId);
+        id.lastReply = rtu;
+        id.state = CmId.State.ESTABLISHED;
+        connected++;
+        send(id.peer, rtu);
+        post(id, CmEventType.ESTABLISHED, 0, pd);
+    }
+
+    private void onRtu(ByteBuf b) {
+        CmRtu rtu = new CmRtu().wrap(b, 0);
+        CmId id = byLocalId.get(rtu.remoteCommId());
+        if (id == null || rtu.localCommId() != id.remoteCommId) {
+            unmatched++;
+            return;
+        }
+        if (id.state != CmId.State.REP_SENT) {
+            duplicates++;
+            return;
+        }
+        cancelTimer(id);
+        id.state = CmId.State.ESTABLISHED;
+        connected++;
+        post(id, CmEventType.ESTABLISHED, 0, new byte[0]);
+    }
+
+    private void onRej(ByteBuf b) {
+        CmRej rej = new CmRej().wrap(b, 0);
+        CmId id = byLocalId.get(rej.remoteCommId());
+        if (id == null || (id.remoteCommId != 0 && rej.localCommId() != 0 && rej.localCommId() != id.remoteCommId)) {
+            unmatched++;
+            return;
+        }
+        rejReceived++;
+        switch (id.state) {
+            case REQ_SENT, REP_SENT -> {
+                cancelTimer(id);
+                toError(id.qp);
+                byte[] pd = new byte[CmAttribute.REJ.privateDataLength()];
+                rej.privateData(pd, 0);
+                finish(id);
+                post(id, CmEventType.REJECTED, rej.reason(), pd);
+            }
+            case ESTABLISHED -> {
+                // cm.c cm_rej_handler: a REJ to an established connection (a stale one) ends it
+                toError(id.qp);
+                enterTimewait(id);
+            }
+            default -> duplicates++;
+        }
+    }
+
+    private void onMra(ByteBuf b) {
+        CmMra mra = new CmMra().wrap(b, 0);
+        CmId id = byLocalId.get(mra.remoteCommId());
+        if (id == null) {
+            unmatched++;
+            return;
+        }
+        boolean forUs = (id.state == CmId.State.REQ_SENT && mra.messageMraed() == CmMra.MRAED_REQ)
+                || (id.state == CmId.State.REP_SENT && mra.messageMraed() == CmMra.MRAED_REP);
+        if (!forUs || id.timer == null) {
+            duplicates++;
+            return;
+        }
+        // cm.c cm_mra_handler: the outstanding message waits service timeout + packet lifetime before its next resend
+        cancelTimerOnly(id);
+        long wait = convertMillis(mra.serviceTimeout()) + convertMillis(cfg.packetLifeTime);
+        id.timer = exec.schedule(() -> retry(id), wait, TimeUnit.MILLISECONDS);
+    }
+
+    private void onDreq(InetAddress from, ByteBuf b) {
+        CmDreq dreq = new CmDreq().wrap(b, 0);
+        long tid = dreq.header().transactionId();
+        CmId id = byLocalId.get(dreq.remoteCommId());
+        if (id == null || id.remoteCommId != dreq.localCommId()) {
+            // cm.c cm_dreq_handler: unknown -> cm_issue_drep, so the peer's DREQ does not time out
+            unmatched++;
+            byte[] drep = new byte[MadHeader.MAD_SIZE];
+            new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(dreq.remoteCommId())
+                    .remoteCommId(dreq.localCommId());
+            send(from, drep);
+            return;
+        }
+        if (id.qp != null && dreq.remoteQpn() != id.qp.qpNum()) { // cm.c: a DREQ for another QP is dropped
+            unmatched++;
+            return;
+        }
+        switch (id.state) {
+            case ESTABLISHED, REP_SENT, DREQ_SENT -> {
+                cancelTimer(id);
+                toError(id.qp);
+                id.dreqTid = tid;
+                byte[] drep = new byte[MadHeader.MAD_SIZE];
+                new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(id.localCommId)
+                        .remoteCommId(id.remoteCommId);
+                id.lastReply = drep;
+                send(id.peer, drep);
+                enterTimewait(id);
+            }
+            case TIMEWAIT -> {
+                duplicates++;
+                if (id.lastReply != null) send(id.peer, id.lastReply);
+            }
+            default -> duplicates++;
+        }
+    }
+
+    private void onDrep(ByteBuf b) {
+        CmDrep drep = new CmDrep().wrap(b, 0);
+        CmId id = byLocalId.get(drep.remoteCommId());
+        if (id == null || id.remoteCommId != drep.localCommId()) {
+            unmatched++;
+            return;
+        }
+        if (id.state != CmId.State.DREQ_SENT) {
+            duplicates++;
+            return;
+        }
+        cancelTimer(id);
+        id.lastReply = null;
+        enterTimewait(id);
+    }
+
+    // ------------------------------------------------------------------ sending, timers, bookkeeping
+
+    private void sendDreq(CmId id) {
+        byte[] mad = new byte[MadHeader.MAD_SIZE];
+        id.dreqTid = hiTid << 32 | (id.localCommId & 0xFFFFFFFFL);
+        new CmDreq().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.dreqTid).localCommId(id.localCommId)
+                .remoteCommId(id.remoteCommId).remoteQpn(id.remoteQpn);
+        cancelTimer(id);
+        id.lastReply = null;
+        id.state = CmId.State.DREQ_SENT;
+        // cm.c ib_send_cm_dreq: the connection's own timeout and retries
+        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
+    }
+
+    private void sendMra(CmId id) {
+        if (id.lastReply == null) {
+            byte[] mad = new byte[MadHeader.MAD_SIZE];
+            new CmMra().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid).localCommId(id.localCommId)
+                    .remoteCommId(id.remoteCommId).messageMraed(CmMra.MRAED_REQ).serviceTimeout(cfg.mraServiceTimeout);
+            id.lastReply = mad;
+        }
+        send(id.peer, id.lastReply);
+    }
+
+    private void sendRej(InetAddress to, long tid, int localCommId, int remoteCommId, int rejected, int reason,
+                         byte[] ari, byte[] privateData) {
+        byte[] mad = new byte[MadHeader.MAD_SIZE];
+        CmRej rej = new CmRej().wrap(Unpooled.wrappedBuffer(mad), 0).init(tid).localCommId(localCommId)
+                .remoteCommId(remoteCommId).messageRejected(rejected).reason(reason)
+                .privateData(privateData, 0, privateData.length);
+        if (ari != null) rej.ari(ari, 0, ari.length);
+        rejSent++;
+        send(to, mad);
+    }
+
+    private void send(InetAddress to, byte[] mad) {
+        madsOut++;
+        try {
+            port.send(to, mad);
+        } catch (RuntimeException e) {
+            log.debug("cm: send to {} failed: {}", to, e.toString());
+        }
+    }
+
+    private void sendWithRetry(CmId id, byte[] mad, long timeoutMillis, int retries) {
+        id.outstanding = mad;
+        id.retriesLeft = retries;
+        send(id.peer, mad);
+        id.timer = exec.schedule(() -> retry(id), Math.max(1, timeoutMillis), TimeUnit.MILLISECONDS);
+    }
+
+    private void retry(CmId id) {
+        id.timer = null;
+        if (id.outstanding == null) return;
+        if (id.retriesLeft-- > 0) {
+            retransmits++;
+            send(id.peer, id.outstanding);
+            id.timer = exec.schedule(() -> retry(id), Math.max(1, id.retryMillis), TimeUnit.MILLISECONDS);
+            return;
+        }
+        id.outstanding = null;
+        timedOut++;
+        switch (id.state) {
+            case REQ_SENT, REP_SENT -> { // IB_CM_REQ_ERROR / IB_CM_REP_ERROR -> RDMA_CM_EVENT_UNREACHABLE
+                toError(id.qp);
+                finish(id);
+                post(id, CmEventType.UNREACHABLE, CmEvent.ETIMEDOUT, null);
+            }
+            case DREQ_SENT -> enterTimewait(id); // no DREP: released all the same
+            default -> {
+            }
+        }
+    }
+
+    private void enterTimewait(CmId id) {
+        id.state = CmId.State.TIMEWAIT;
+        disconnected++;
+        if (!id.disconnectedReported) {
+            id.disconnectedReported = true;
+            post(id, CmEventType.DISCONNECTED, 0, null);
+        }
+        // cm.c cm_enter_timewait: the ids stay known (a late DREQ gets its DREP, a duplicate REQ REJ 10) for the
+        // local ACK timeout
+        exec.schedule(() -> {
+            if (id.state != CmId.State.TIMEWAIT) return;
+            unregister(id);
+            if (id.closedByApp) {
+                id.state = CmId.State.CLOSED;
+                ids.remove(id);
+            } else {
+                id.state = CmId.State.DONE;
+                post(id, CmEventType.TIMEWAIT_EXIT, 0, null);
+            }
+        }, Math.max(1, convertMillis(id.ackTimeout)), TimeUnit.MILLISECONDS);
+    }
+
+    /** The id's connection is over (rejected, unreachable, refused): it leaves the tables, the application keeps it. */
+    private void finish(CmId id) {
+        cancelTimer(id);
+        unregister(id);
+        if (id.closedByApp || id.listener != null && id.state == CmId.State.REQ_RCVD) {
+            // a request the application never saw to the end: nothing of it remains
+            ids.remove(id);
+        }
+        id.state = CmId.State.DONE;
+    }
+
+    private void unregister(CmId id) {
+        if (id.localCommId != 0) byLocalId.remove(id.localCommId, id);
+        if (id.remoteKey != null) byRemote.remove(id.remoteKey, id);
+        if (id.acceptTimer != null) id.acceptTimer.cancel(false);
+    }
+
+    private void leavePending(CmId id) {
+        if (id.state == CmId.State.REQ_RCVD) pending--;
+        if (id.acceptTimer != null) {
+            id.acceptTimer.cancel(false);
+            id.acceptTimer = null;
+        }
+    }
+
+    private void cancelTimer(CmId id) {
+        id.outstanding = null;
+        cancelTimerOnly(id);
+    }
+
+    private static void cancelTimerOnly(CmId id) {
+        if (id.timer != null) {
+            id.timer.cancel(false);
+            id.timer = null;
+        }
+    }
+
+    private void post(CmId id, CmEventType type, int status, byte[] privateData) {
+        if (id.closedByApp) return;
+        id.channel.post(new CmEvent(type, id, null, status, privateData == null ? new byte[0] : privateData, null));
+    }
+
+    private void checkCapacity() {
+        if (ids.size() >= cfg.maxIds) throw new IllegalStateException("the CM holds " + ids.size() + " ids, its maximum");
+    }
+
+    private static void need(CmId id, CmId.State s) {
+        if (id.state != s) throw new IllegalStateException(id + " must be " + s);
+    }
+
+    private int newCommId() {
+        int c;
+        do {
+            c = nextCommId++;
+        } while (c == 0 || byLocalId.containsKey(c));
+        return c;
+    }
+
+    private int ephemeralPort() {
+        for (int i = 0; i < 65536; i++) {
+            int p = 32768 + rnd.nextInt(61000 - 32768);
+            if (boundPorts.add(p)) return p;
+        }
+        throw new IllegalStateException("no free rdma_cm port");
+    }
+
+    private int reservePort(int p) {
+        if (!boundPorts.add(p)) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+        return p;
+    }
+
+    private void releasePort(CmId id) {
+        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.localPort);
+    }
+
+    private static void toInit(QueuePair qp) {
+        if (qp.state() == QpState.RESET) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)
+                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        }
+    }
+
+    private static void toError(QueuePair qp) {
+        if (qp == null) return;
+        try {
+            if (qp.state() != QpState.ERR && qp.state() != QpState.RESET) qp.modify(new QpAttr().state(QpState.ERR));
+        } catch (RuntimeException e) {
+            log.debug("cm: {} to ERR: {}", qp, e.toString());
+        }
+    }
+
+    /** cm.c cm_convert_to_ms: 4.096 us &times; 2^x, approximated as 2^(x-8) ms. */
+    static long convertMillis(int exponent) {
+        return 1L << Math.max(exponent - 8, 0);
+    }
+
+    /** cm.c cm_ack_timeout: the local ACK timeout from the CA's ACK delay and the path's packet lifetime. */
+    static int ackTimeout(int caAckDelay, int packetLifeTime) {
+        int t = packetLifeTime + 1;
+        if (t >= caAckDelay) {
+            t += (caAckDelay >= t - 1) ? 1 : 0;
+        } else {
+            t = caAckDelay + (t >= caAckDelay - 1 ? 1 : 0);
+        }
+        return Math.min(31, t);
+    }
+
+    // ------------------------------------------------------------------ the agent's thread
+
+    <T> T call(Callable<T> task) {
+        if (Thread.currentThread() == thread) {
+            try {
+                return task.call();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        if (closed) throw new IllegalStateException("the CM agent is closed");
+        Future<T> f = exec.submit(task);
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException r) {
+                r.addSuppressed(new Exception("called here"));
+                throw r;
+            }
+            if (c instanceof Error err) throw err;
+            throw new IllegalStateException(c);
+        }
+    }
+
+    /** Stops the agent: ids get no more events, the MAD port is closed. Connections are not released (no DREQ). */
+    @Override
+    public void close() {
+        if (closed) return;
+        try {
+            call(() -> {
+                List<CmId> all = new ArrayList<>(ids);
+                for (CmId id : all) cancelTimer(id);
+                return null;
+            });
+        } catch (RuntimeException ignored) {
+            // closing anyway
+        }
+        closed = true;
+        exec.shutdownNow();
+        port.close();
+    }
+}

@@ -1,0 +1,83 @@
+package io.jroce.endpoint.cm;
+
+import java.util.Arrays;
+
+/**
+ * What {@link CmId#connect} and {@link CmId#accept} put in the REQ or REP, librdmacm's
+ * {@code struct rdma_conn_param}. The defaults are librdmacm's for a null conn_param (cma.c
+ * ucma_copy_conn_param_to_kern): flow control on, retry count 7, RNR retry count 7; responder resources and
+ * initiator depth 1 (librdmacm uses the device maxima).
+ */
+public final class CmConnParam {
+    private byte[] privateData = new byte[0];
+    private int responderResources = 1;
+    private int initiatorDepth = 1;
+    private int retryCount = 7;
+    private int rnrRetryCount = 7;
+    private boolean flowControl = true;
+
+    public static CmConnParam defaults() {
+        return new CmConnParam();
+    }
+
+    /**
+     * The application's private data: at most 56 bytes in a REQ (92 minus rdma_cm's 36-byte header), 196 in a REP,
+     * 148 in a REJ.
+     */
+    public CmConnParam privateData(byte[] v) {
+        privateData = v == null ? new byte[0] : v.clone();
+        return this;
+    }
+
+    /** RDMA READs and atomics this side accepts at once from the peer (becomes max_dest_rd_atomic). */
+    public CmConnParam responderResources(int v) {
+        responderResources = check(v, 255, "responder resources");
+        return this;
+    }
+
+    /** RDMA READs and atomics this side may have outstanding towards the peer (becomes max_rd_atomic). */
+    public CmConnParam initiatorDepth(int v) {
+        initiatorDepth = check(v, 255, "initiator depth");
+        return this;
+    }
+
+    /** Transport retries (QP retry_cnt), 0..7. */
+    public CmConnParam retryCount(int v) {
+        retryCount = check(v, 7, "retry count");
+        return this;
+    }
+
+    /** RNR retries (QP rnr_retry), 0..7 (7 = forever). */
+    public CmConnParam rnrRetryCount(int v) {
+        rnrRetryCount = check(v, 7, "RNR retry count");
+        return this;
+    }
+
+    /** The end-to-end flow control bit of REQ and REP. */
+    public CmConnParam flowControl(boolean v) {
+        flowControl = v;
+        return this;
+    }
+
+    public byte[] privateData() { return privateData.clone(); }
+    public int responderResources() { return responderResources; }
+    public int initiatorDepth() { return initiatorDepth; }
+    public int retryCount() { return retryCount; }
+    public int rnrRetryCount() { return rnrRetryCount; }
+    public boolean flowControl() { return flowControl; }
+
+    int privateDataLength() { return privateData.length; }
+    byte[] privateDataRaw() { return privateData; }
+
+    private static int check(int v, int max, String what) {
+        if (v < 0 || v > max) throw new IllegalArgumentException(what + " must be 0.." + max + ", not " + v);
+        return v;
+    }
+
+    @Override
+    public String toString() {
+        return "CmConnParam{resp_res=" + responderResources + ", init_depth=" + initiatorDepth + ", retry=" + retryCount
+                + ", rnr_retry=" + rnrRetryCount + ", flow_control=" + flowControl + ", private_data="
+                + privateData.length + "B" + (privateData.length > 0 ? " " + Arrays.toString(Arrays.copyOf(privateData, Math.min(8, privateData.length))) : "") + "}";
+    }
+}

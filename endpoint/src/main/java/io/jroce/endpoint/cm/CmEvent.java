@@ -1,0 +1,27 @@
+package io.jroce.endpoint.cm;
+
+/**
+ * One event of a {@link CmEventChannel}, librdmacm's {@code struct rdma_cm_event}: its type, the id it concerns,
+ * for {@link CmEventType#CONNECT_REQUEST} the listening id it came through, a status and the peer's private data.
+ *
+ * @param type          what happened
+ * @param id            the id concerned; for CONNECT_REQUEST the new id of the incoming connection
+ * @param listenId      for CONNECT_REQUEST the listening id, otherwise null
+ * @param status        REJECTED: the REJ reason (8 = no listener on the service ID, 28 = consumer defined, see
+ *                      {@link io.jroce.wire.mad.CmRej#reasonName}); UNREACHABLE: -110 (ETIMEDOUT); otherwise 0
+ * @param privateData   the peer's private data as librdmacm delivers it: the whole private data area of the
+ *                      message (REQ after rdma_cm's header: 56 bytes; REP 196; REJ 148), zero-padded; empty when
+ *                      the event carries none
+ * @param param         for CONNECT_REQUEST the requester's values as seen from this side (its initiator depth is
+ *                      our responder resources, and the other way round), like librdmacm's event param; else null
+ */
+public record CmEvent(CmEventType type, CmId id, CmId listenId, int status, byte[] privateData, CmConnParam param) {
+
+    /** librdmacm's status for UNREACHABLE: -ETIMEDOUT. */
+    public static final int ETIMEDOUT = -110;
+
+    @Override
+    public String toString() {
+        return "CmEvent{" + type + (status != 0 ? " status " + status : "") + " " + id + "}";
+    }
+}

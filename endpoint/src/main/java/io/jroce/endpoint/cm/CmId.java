@@ -1,0 +1,205 @@
+package io.jroce.endpoint.cm;
+
+import io.jroce.endpoint.ProtectionDomain;
+import io.jroce.endpoint.QpInitAttr;
+import io.jroce.endpoint.QueuePair;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A connection-manager identifier, librdmacm's {@code struct rdma_cm_id} in the TCP port space (RDMA_PS_TCP): either
+ * a listener ({@link #bind}, {@link #listen}) that turns REQs into {@link CmEventType#CONNECT_REQUEST} events with a
+ * new id each, or one end of one RC connection ({@link #connect} on the active side, {@link #accept} or
+ * {@link #reject} on the passive side, {@link #disconnect}). Its QP ({@link #createQp}) is an ordinary jroce
+ * {@link QueuePair}, moved to RTS by the CM with the values carried in REQ and REP.
+ *
+ * <p>Calls are thread-safe and return once the agent has acted (the MAD is sent); what follows arrives as events on
+ * the id's {@link CmEventChannel}. A call in the wrong state throws {@link IllegalStateException}.
+ */
+public final class CmId implements AutoCloseable {
+
+    /** Where an id is in its life (ib_cm's and rdma_cm's states, merged and simplified). */
+    public enum State {
+        IDLE, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN,
+        REQ_SENT, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT,
+        /** Rejected, unreachable, timed out or disconnected: only {@link #close} is left. */
+        DONE,
+        CLOSED
+    }
+
+    final CmAgent agent;
+    final CmEventChannel channel;
+    final Object context;
+    volatile QueuePair qp;
+
+    // everything below is touched only on the agent's thread (except the volatile ones, read by getters)
+    volatile State state = State.IDLE;
+    volatile int localPort;
+    volatile InetAddress remoteAddress;
+    volatile int remotePort;
+    boolean closedByApp;
+    // listener
+    int backlog;
+    final AtomicInteger undelivered = new AtomicInteger();
+    // connection
+    CmId listener;
+    InetAddress peer;              // where MADs go (the sender of the REQ, or the resolved destination)
+    InetAddress qpDest;            // where the QP's packets go
+    int localCommId;
+    int remoteCommId;
+    long remoteCaGuid;
+    long tid;
+    long dreqTid;
+    byte[] req;                    // the REQ received (passive) or sent (active)
+    byte[] lastReply;              // RTU (active) or MRA to resend on duplicates, DREP in timewait
+    int remoteQpn;
+    int ackTimeout;
+    long retryMillis;
+    int maxRetries;
+    CmConnParam param;
+    boolean disconnectedReported;
+    // retransmission
+    byte[] outstanding;
+    int retriesLeft;
+    ScheduledFuture<?> timer;
+    ScheduledFuture<?> acceptTimer;
+    CmAgent.Key remoteKey;
+
+    CmId(CmAgent agent, CmEventChannel channel, Object context) {
+        this.agent = agent;
+        this.channel = channel;
+        this.context = context;
+    }
+
+    /** rdma_create_id(channel, context, RDMA_PS_TCP) on {@code agent}'s device. */
+    public static CmId create(CmAgent agent, CmEventChannel channel, Object context) {
+        return agent.createId(channel, context);
+    }
+
+    /** rdma_create_id with no context. */
+    public static CmId create(CmAgent agent, CmEventChannel channel) {
+        return agent.createId(channel, null);
+    }
+
+    /**
+     * rdma_bind_addr to the agent's device address and rdma_cm port {@code port} (0: an ephemeral one). Ports are
+     * the agent's own, not the host's TCP ports.
+     */
+    public void bind(int port) {
+        agent.call(() -> agent.bind(this, port));
+    }
+
+    /**
+     * rdma_listen: REQs for the service ID of the bound port (0x0000000001060000 | port) become CONNECT_REQUEST
+     * events. At most {@code backlog} of them wait in the channel untaken; beyond that a REQ is rejected with
+     * reason 28 (consumer defined), as rdma_cm does when the ucma backlog is full.
+     */
+    public void listen(int backlog) {
+        agent.call(() -> agent.listen(this, backlog));
+    }
+
+    /**
+     * rdma_resolve_addr: remembers the destination and its rdma_cm port and reports ADDR_RESOLVED at once (the path
+     * is the IP route; the peer device's UDP port is the agent's {@link CmConfig#peerUdpPort}).
+     */
+    public void resolveAddr(InetAddress destination, int port, Duration timeout) {
+        agent.call(() -> agent.resolveAddr(this, destination, port));
+    }
+
+    /** rdma_resolve_route: reports ROUTE_RESOLVED at once (RoCEv2 needs no path record query). */
+    public void resolveRoute(Duration timeout) {
+        agent.call(() -> agent.resolveRoute(this));
+    }
+
+    /**
+     * rdma_create_qp: creates an RC QP on {@code pd} (which must be of the agent's device) and moves it to INIT, so
+     * receives can be posted before the connection is up. The CM moves it to RTR and RTS.
+     */
+    public QueuePair createQp(ProtectionDomain pd, QpInitAttr init) {
+        return agent.call(() -> agent.createQp(this, pd, init));
+    }
+
+    /**
+     * Uses an existing QP of the agent's device (in RESET or INIT) as this id's QP, instead of {@link #createQp}.
+     */
+    public void useQp(QueuePair qp) {
+        agent.call(() -> agent.useQp(this, qp));
+    }
+
+    /**
+     * rdma_connect: sends a REQ (rdma_cm header plus {@code param}'s private data, at most 56 bytes) and resends it
+     * on the CM response timeout up to Max CM Retries times. Then ESTABLISHED (REP received, QP in RTS, RTU sent),
+     * REJECTED, UNREACHABLE or CONNECT_ERROR follow. Needs a QP and a resolved address.
+     */
+    public void connect(CmConnParam param) {
+        agent.call(() -> agent.connect(this, param == null ? CmConnParam.defaults() : param));
+    }
+
+    /** {@link #resolveAddr}, {@link #resolveRoute} and {@link #connect} in one call; the two RESOLVED events are not reported. */
+    public void connect(InetAddress destination, int port, CmConnParam param) {
+        agent.call(() -> {
+            agent.resolveAddrQuiet(this, destination, port);
+            return agent.connect(this, param == null ? CmConnParam.defaults() : param);
+        });
+    }
+
+    /**
+     * rdma_accept on an id from CONNECT_REQUEST: moves its QP to RTR and RTS with the REQ's values and sends the REP
+     * ({@code param}'s private data, at most 196 bytes; responder resources and initiator depth are capped by the
+     * REQ's). ESTABLISHED follows when the RTU arrives. Null param: the defaults.
+     */
+    public void accept(CmConnParam param) {
+        agent.call(() -> agent.accept(this, param == null ? CmConnParam.defaults() : param));
+    }
+
+    /** rdma_reject on an id from CONNECT_REQUEST: sends a REJ with reason 28 (consumer defined) and up to 148 bytes of private data. */
+    public void reject(byte[] privateData) {
+        agent.call(() -> agent.reject(this, privateData == null ? new byte[0] : privateData.clone()));
+    }
+
+    /**
+     * rdma_disconnect: moves the QP to ERR and sends a DREQ (resent until a DREP or the retries run out); DISCONNECTED
+     * follows. After the peer disconnected first it does nothing.
+     */
+    public void disconnect() {
+        agent.call(() -> agent.disconnect(this));
+    }
+
+    /**
+     * rdma_destroy_id: ends what the id was doing the way ib_cm does for a destroyed id (a REJ for a pending
+     * request, a DREQ for an established connection, REJ 4 for a REQ still unanswered) and reports nothing more.
+     * The QP is not destroyed.
+     */
+    @Override
+    public void close() {
+        agent.call(() -> agent.destroy(this));
+    }
+
+    /** The QP bound to this id, or null. */
+    public QueuePair qp() { return qp; }
+    public Object context() { return context; }
+    public CmAgent agent() { return agent; }
+    public CmEventChannel channel() { return channel; }
+    public State state() { return state; }
+    /** The rdma_cm port: the listened one, or the active side's source port. */
+    public int localPort() { return localPort; }
+    public InetAddress localAddress() { return agent.localAddress(); }
+    /** The peer's IP address (from the rdma_cm header on the passive side), or null. */
+    public InetAddress remoteAddress() { return remoteAddress; }
+    /** The peer's rdma_cm port: the destination port (active side) or the requester's source port (passive side). */
+    public int remotePort() { return remotePort; }
+
+    void requestTaken() {
+        undelivered.decrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return "CmId{" + state + (localCommId != 0 ? String.format(" comm %08x", localCommId) : "")
+                + " port " + localPort + (remoteAddress != null ? " peer " + remoteAddress.getHostAddress() + ":" + remotePort : "")
+                + (qp != null ? " qpn " + qp.qpNum() : "") + "}";
+    }
+}
