@@ -77,6 +77,10 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-x", "--gid-index"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the --bind address).")
     Integer gidIndex;
 
+    @Option(names = {"-R", "--rdma_cm"}, description = "Connect through the RDMA connection manager, as perftest's -R: the exchange "
+            + "runs over an RC QP connected to rdma_cm port -p, and each test QP gets its own rdma_cm connection to that port.")
+    boolean rdmaCm;
+
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
     boolean json;
 
@@ -137,10 +141,11 @@ public final class PerfCommand implements Callable<Integer> {
         if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
-        PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json, waits.qpTimeout,
-                atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD);
         try (Device dev = Device.open(device.config(spec, local));
-             MetricsExport exported = device.exportMetrics(spec, dev)) {
+             MetricsExport exported = device.exportMetrics(spec, dev);
+             PerfCm cm = rdmaCm ? new CmPerfCm(dev, peerHost, port, waits.timeout) : null) {
+            PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json,
+                    waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, cm);
             try {
                 int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
                 device.report(spec.commandLine().getErr(), dev);
