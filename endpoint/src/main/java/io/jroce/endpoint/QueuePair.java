@@ -147,6 +147,7 @@ public final class QueuePair {
             }
         }
         if (total > Integer.MAX_VALUE) throw new VerbsException("message of " + total + " bytes exceeds 2^31-1", wr);
+        if (type == QpType.UD) checkUd(wr, op, total);
         if (op.isAtomic() && (sgl.length != 1 || sgl[0].length() != 8)) {
             throw new VerbsException(op + " needs exactly one SGE of 8 bytes for the original value", wr);
         }
@@ -170,6 +171,9 @@ public final class QueuePair {
         w.invalidateRkey = wr.invalidateRkey();
         w.compareAdd = wr.compareAdd();
         w.swap = wr.swap();
+        w.ah = type == QpType.UD ? wr.ah() : null;
+        w.remoteQpn = wr.remoteQpn();
+        w.remoteQkey = wr.remoteQkey();
         w.inline = null;
         if (inline) {
             byte[] copy = new byte[(int) total];
@@ -181,6 +185,27 @@ public final class QueuePair {
             w.inline = copy;
         }
         w.resetProgress();
+    }
+
+    /**
+     * A UD work request: SEND or SEND_WITH_IMM only, a live address handle of this QP's protection domain, a
+     * 24-bit remote QPN, and a message that fits one packet of the port MTU. rdma_rxe (rxe_req.c, IBA
+     * C10-93.1.1) completes an oversize UD send as if sent without emitting it; refusing it at post time tells
+     * the caller instead of losing the message silently.
+     */
+    private void checkUd(SendWorkRequest wr, WrOpcode op, long total) {
+        if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+            throw new VerbsException("a UD QP posts SEND and SEND_WITH_IMM only, not " + op, wr);
+        }
+        AddressHandle ah = wr.ah();
+        if (ah == null) throw new VerbsException("a UD send needs an address handle: SendWorkRequest.ud(ah, remoteQpn, remoteQkey)", wr);
+        if (ah.isDestroyed()) throw new VerbsException(ah + " was destroyed", wr);
+        if (ah.pd() != pd) throw new VerbsException("the address handle belongs to another protection domain", wr);
+        if ((wr.remoteQpn() & ~0xFFFFFF) != 0) throw new VerbsException("remote QPN must be 24 bits: 0x" + Integer.toHexString(wr.remoteQpn()), wr);
+        int mtu = device.portMtu().bytes();
+        if (total > mtu) {
+            throw new VerbsException("UD message of " + total + " bytes exceeds the port MTU " + mtu + " (one packet per UD message)", wr);
+        }
     }
 
     /** The region an SGE names, checked for key, protection domain, bounds and the local access needed. */
@@ -261,8 +286,13 @@ public final class QueuePair {
 
     /** Returns false when the receive CQ overran: the QP is then in ERR and the message must not be ACKed. */
     boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited) {
+        return completeRecv(r, status, op, byteLen, immInv, flags, solicited, 0);
+    }
+
+    /** {@link #completeRecv} with a UD sender's QP number. */
+    boolean completeRecv(RecvWqe r, WcStatus status, WcOpcode op, int byteLen, int immInv, int flags, boolean solicited, int srcQp) {
         rq.consumed++;
-        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited)) {
+        if (!recvCq.push(r.wrId, status, op, byteLen, immInv, qpn, flags, 0, solicited, srcQp)) {
             if (state != QpState.ERR) toError("receive CQ overrun");
             return false;
         }

@@ -51,6 +51,10 @@ final class Requester {
             return;
         }
         if ((st != QpState.RTS && st != QpState.SQD) || rnrWaiting) return;
+        if (qp.type() == QpType.UD) {
+            runUd(st);
+            return;
+        }
         Completer comp = qp.completer;
         while (sqNext != qp.sq.posted) {
             SendWqe w = qp.sq.slot(sqNext);
@@ -65,6 +69,44 @@ final class Requester {
             if (!transmit(w, comp)) break;
             sqNext++;
         }
+    }
+
+    /**
+     * UD: each WQE is one packet (the port MTU was checked at post time), PSN advancing per packet with no
+     * window and no ACK; the WQE completes as soon as its datagram is handed to the socket, as rdma_rxe
+     * completes a UD send once rxe_xmit_packet returns (rxe_req.c). In SQD nothing new starts.
+     */
+    private void runUd(QpState st) {
+        if (st == QpState.SQD) return;
+        while (sqNext != qp.sq.posted) {
+            SendWqe w = qp.sq.slot(sqNext);
+            sendUd(w);
+            sqNext++;
+            long wrId = w.wrId;
+            WrOpcode op = w.opcode;
+            int length = w.length;
+            boolean signaled = w.signaled;
+            w.ah = null;
+            qp.sq.consumed++; // the slot is free for the next post from here on
+            if (signaled) qp.completeSend(wrId, op, WcStatus.SUCCESS, length, 0);
+            if (qp.state == QpState.ERR) return; // the send CQ overran
+        }
+    }
+
+    private void sendUd(SendWqe w) {
+        int psn = sqPsn;
+        sqPsn = Psn.next(sqPsn);
+        boolean imm = w.opcode == WrOpcode.SEND_WITH_IMM;
+        Opcode op = imm ? Opcode.UD_SEND_ONLY_WITH_IMMEDIATE : Opcode.UD_SEND_ONLY;
+        boolean se = (w.flags & SendFlags.SOLICITED) != 0;
+        ByteBuf b = tx.startUdPacket(op, w.length, se, w.remoteQpn, psn);
+        // QP 1 always sends IB_QP1_QKEY (rxe_req.c init_req_packet); a WR Q_Key with the high-order bit set
+        // means "the QP's own Q_Key" (IBA 10.2.4, C10-15)
+        int qkey = qp.qpNum() == Device.GSI_QPN ? Device.GSI_QKEY : w.remoteQkey < 0 ? qp.qkey : w.remoteQkey;
+        tx.deth.wrap(b, op.dethOffset()).write(qkey, qp.qpNum());
+        if (imm) tx.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
+        gather(w, 0, w.length, b);
+        tx.finishUdPacket(qp, b, w.ah);
     }
 
     /** True when {@code psn} lies a window or more past the oldest unacknowledged PSN (resends never wait). */

@@ -465,7 +465,7 @@ final class Responder {
     }
 
     /** Scatters payload into a receive WQE's SGEs at message offset {@code off}; false if a region is gone. */
-    private static boolean scatter(RecvWqe r, long off, ByteBuf src, int srcIdx, int len) {
+    static boolean scatter(RecvWqe r, long off, ByteBuf src, int srcIdx, int len) {
         int i = 0;
         long skip = off;
         while (i < r.numSge && skip >= r.sgeLen[i]) {

@@ -21,6 +21,10 @@ final class SendWqe {
     int invalidateRkey;
     long compareAdd;
     long swap;
+    // UD: the destination copied at post time (ibv_send_wr.wr.ud)
+    AddressHandle ah;
+    int remoteQpn;
+    int remoteQkey;
 
     // requester progress
     boolean started;    // PSNs assigned

@@ -4,6 +4,7 @@ import io.jroce.wire.AethView;
 import io.jroce.wire.AtomicAckEthView;
 import io.jroce.wire.AtomicEthView;
 import io.jroce.wire.BthView;
+import io.jroce.wire.DethView;
 import io.jroce.wire.Icrc;
 import io.jroce.wire.IethView;
 import io.jroce.wire.ImmDtView;
@@ -113,6 +114,8 @@ final class Transport {
     final AtomicAckEthView atomicAckEth = new AtomicAckEthView();
     final ImmDtView immDt = new ImmDtView();
     final IethView ieth = new IethView();
+    final DethView deth = new DethView();
+    private final UdReceiver udReceiver;
     private final Icrc txIcrc = new Icrc();
     private final Icrc rxIcrc = new Icrc();
     private final RocePacket rx = new RocePacket();
@@ -136,6 +139,7 @@ final class Transport {
         }
         this.group = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         this.timers = new Timers(this);
+        this.udReceiver = new UdReceiver(device, this, counters);
         this.pcapFile = config.pcap == null ? null : new PcapWriter(config.pcap);
         // the socket's family is the address's: an IPv4 device gets an AF_INET socket, not a dual-stack one
         SocketProtocolFamily family = ipv6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
@@ -191,6 +195,10 @@ final class Transport {
     boolean isEpoll() { return epoll; }
     boolean isIpv6() { return ipv6; }
     int localPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
+    /** IPv4 device: its address as a big-endian int. */
+    int localAddr() { return localAddr; }
+    /** IPv6 device: its 16 address bytes. */
+    byte[] localAddr16() { return localAddr16; }
     Clock clock() { return config.clock; }
     Timers timers() { return timers; }
     DeviceCounters counters() { return counters; }
@@ -295,6 +303,43 @@ final class Transport {
         channel.write(new DatagramPacket(b, qp.destSocket), channel.voidPromise());
     }
 
+    /**
+     * Starts a UD packet to {@code destQpn} (BTH with AckReq clear: UD is never acknowledged); the caller writes
+     * the DETH (and ImmDt) and the payload, then calls {@link #finishUdPacket}.
+     */
+    ByteBuf startUdPacket(Opcode op, int payload, boolean se, int destQpn, int psn) {
+        int pad = RoceV2.padFor(payload);
+        int length = op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH;
+        ByteBuf b = alloc.directBuffer(length, length);
+        bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, destQpn, false, psn);
+        b.writerIndex(op.headerLength());
+        return b;
+    }
+
+    /**
+     * Ends a UD packet: zero pad, the ICRC for the destination in the work request's address handle (not the
+     * QP's, a UD QP has none), and the datagram queued for the batch.
+     */
+    void finishUdPacket(QueuePair qp, ByteBuf b, AddressHandle ah) {
+        b.writeZero(b.writableBytes());
+        int len = b.writerIndex();
+        int dport = ah.udpPort();
+        if (ipv6) {
+            txIcrc.writeIpv6(localAddr16, ah.address16, localPort, dport, b, 0, len);
+        } else {
+            txIcrc.writeIpv4(localAddr, ah.addressInt, 0, Icrc.IPV4_DF, localPort, dport, b, 0, len);
+        }
+        counters.packetsOut++;
+        counters.bytesOut += len;
+        qp.counters.packetsOut++;
+        qp.counters.bytesOut += len;
+        if (pcap != null) {
+            if (ipv6) record6(localAddr16, localPort, ah.address16, dport, b, len);
+            else record(localAddr, localPort, ah.addressInt, dport, 0, b, len);
+        }
+        channel.write(new DatagramPacket(b, ah.socket), channel.voidPromise());
+    }
+
     private void record(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
         try {
             long now = System.currentTimeMillis() * 1_000_000L;
@@ -348,6 +393,7 @@ final class Transport {
         InetSocketAddress sender = packet.sender();
         InetAddress from = sender.getAddress();
         int srcAddr = 0;
+        int ipId = 0;
         boolean icrcOk;
         if (ipv6) {
             if (!(from instanceof Inet6Address source6)) {
@@ -372,7 +418,7 @@ final class Transport {
             // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc). RoCEv2
             // senders set DF (rxe always does, and so do we); not retrying with DF clear keeps every single-bit
             // error detectable (a DF-clear retry lets a few single-bit flips through).
-            int ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len, false) : -1;
+            ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len, false) : -1;
             icrcOk = ipId >= 0;
             if (pcap != null) record(srcAddr, sender.getPort(), localAddr, localPort, Math.max(ipId, 0), buf, len);
         }
@@ -386,6 +432,11 @@ final class Transport {
             return;
         }
         Opcode op = rx.opcode();
+        if (op.isUd()) {
+            // UD: no connected peer to check the source against; UdReceiver checks P_Key, Q_Key and state
+            udReceiver.receive(rx, ipv6 ? lastSource16 : null, srcAddr, sender.getPort(), ipId, len);
+            return;
+        }
         if (!op.isRc()) {
             counters.drop(DropReason.UNSUPPORTED_OPCODE);
             return;
@@ -393,6 +444,10 @@ final class Transport {
         QueuePair qp = device.lookupQp(rx.destQp());
         if (qp == null) {
             counters.drop(DropReason.UNKNOWN_QP);
+            return;
+        }
+        if (qp.type() != QpType.RC) {
+            counters.drop(DropReason.UNSUPPORTED_OPCODE); // an RC opcode for a UD QP
             return;
         }
         if (ipv6 ? !java.util.Arrays.equals(qp.destAddress16, lastSource16) : qp.destAddressInt != srcAddr) {

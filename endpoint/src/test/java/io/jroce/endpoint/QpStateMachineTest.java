@@ -214,6 +214,7 @@ class QpStateMachineTest {
             case RETRY_CNT -> a.retryCnt(7);
             case RNR_RETRY -> a.rnrRetry(7);
             case MAX_QP_RD_ATOMIC -> a.maxRdAtomic(2);
+            case QKEY -> a.qkey(0x1234);
         };
     }
 
