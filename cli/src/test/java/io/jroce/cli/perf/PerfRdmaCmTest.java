@@ -1,6 +1,8 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.Cli;
 import io.jroce.cli.conn.PerftestHandshake;
+import io.jroce.cli.rping.MemoryCm;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Device;
@@ -56,6 +58,30 @@ class PerfRdmaCmTest {
         assertTrue(cOut.toString().contains(" rdma_cm QPs\t : ON"), cOut.toString());
         assertTrue(cOut.toString().contains(" Data ex. method : rdma_cm"), cOut.toString());
         assertTrue(cOut.toString().contains(test.isLatency() ? "t_avg" : "BW average"), cOut.toString());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Test.class, names = {"WRITE_BW", "READ_BW", "SEND_LAT"})
+    void theCommandConnectsThroughTheConnectionManager(Test test) throws Exception {
+        String verb = test.tool().replace("ib_", "").replaceAll("_.*", "");
+        try (MemoryCm cm = MemoryCm.install()) {
+            List<String> common = new ArrayList<>(List.of("perf", verb, "-R", "-p", "29" + (100 + test.ordinal()), "-s", "4096", "-n", "100"));
+            if (test.isLatency()) common.add("--lat");
+            List<String> server = new ArrayList<>(common);
+            server.addAll(List.of("--bind", "127.77.53.31", "--timeout", "30"));
+            List<String> client = new ArrayList<>(common);
+            client.addAll(List.of("127.77.53.31", "--bind", "127.77.53.32"));
+            CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
+            Cli.Result c = null;
+            for (int i = 0; i < 200; i++) { // until the server listens (REJ 8 before that)
+                c = Cli.run(client.toArray(String[]::new));
+                if (c.exit() != 1 || !c.err().contains("error 8")) break;
+            }
+            Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
+            assertEquals(0, c.exit(), c.out() + c.err());
+            assertEquals(0, sr.exit(), sr.out() + sr.err());
+            assertTrue(c.out().contains(" Data ex. method : rdma_cm"), c.out());
+        }
     }
 
     @org.junit.jupiter.api.Test
