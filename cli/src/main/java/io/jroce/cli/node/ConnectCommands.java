@@ -46,23 +46,28 @@ final class ConnectCommands {
 
     private static final List<Arg> EXCHANGE = List.of(opt("qp", Type.NAME), opt("port", Type.PORT), opt("publish", Type.NAMES),
             opt("mtu", Type.MTU), opt("psn", Type.PSN), opt("rd_atomic", Type.SMALL), opt("timeout", Type.DURATION),
-            opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL), opt("min_rnr_timer", Type.SMALL));
+            opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL), opt("min_rnr_timer", Type.SMALL),
+            opt("cm", Type.BOOL));
+    /** What the connection manager decides itself (REQ/REP values), so {@code cm} takes none of them. */
+    private static final List<String> NOT_WITH_CM = List.of("psn", "mtu", "ack_timeout", "min_rnr_timer");
 
     private ConnectCommands() {
     }
 
     static final SessionCommand LISTEN = new Connect(Syntax.of("listen", Positional.NONE,
             "listen [qp=QP] [port=N] [publish=MR,...] [mtu=N] [psn=N] [rd_atomic=N] [timeout=DUR] [ack_timeout=N] [retry_cnt=N] "
-                    + "[rnr_retry=N] [min_rnr_timer=N]",
+                    + "[rnr_retry=N] [min_rnr_timer=N] [cm]",
             "wait for one peer's connect on TCP (default port: --port, timeout 60s), exchange QPN, PSN, GID, MTU and published "
                     + "regions, move the QP to RTS (defaults: rd_atomic 4, ack_timeout 17 = 0.5 s, retry_cnt 7, rnr_retry 7 = forever, "
-                    + "min_rnr_timer 12)",
+                    + "min_rnr_timer 12); with cm: wait for an rdma_cm connect to port N over QP 1 instead (REQ/REP, as rdma_listen "
+                    + "+ rdma_accept; regions travel in the private data)",
             EXCHANGE));
 
     static final SessionCommand CONNECT = new Connect(Syntax.of("connect", Positional.NONE,
             "connect [qp=QP] [host=ADDR] [port=N] [publish=MR,...] [mtu=N] [psn=N] [rd_atomic=N] [timeout=DUR] [ack_timeout=N] "
-                    + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N]",
-            "connect to a listening peer (default host: --peer), retrying until it listens; then as listen",
+                    + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N] [cm]",
+            "connect to a listening peer (default host: --peer), retrying until it listens; then as listen; with cm: an rdma_cm "
+                    + "connect (rdma_connect) to port N of the peer's QP 1, retried while it answers REJ 8 (nobody listens)",
             EXCHANGE, opt("host", Type.ADDRESS)));
 
     private static final class Connect extends SessionCommand {
@@ -95,6 +100,14 @@ final class ConnectCommands {
             if (rd > QueuePair.MAX_RD_ATOMIC) {
                 throw err(s.line(), s.arg("rd_atomic").valueColumn(), "rd_atomic must be 0.." + QueuePair.MAX_RD_ATOMIC);
             }
+            if (s.has("cm")) {
+                for (String k : NOT_WITH_CM) {
+                    if (s.has(k)) {
+                        throw err(s.line(), s.arg(k).valueColumn(), k + "= is not for cm: the connection manager sets it (the path "
+                                + "MTU is the node's --mtu)");
+                    }
+                }
+            }
             c.symbols().live.put(qp, new Sym(Kind.QP, s.line(), 0, true));
             return out;
         }
@@ -119,6 +132,10 @@ final class ConnectCommands {
                     MemoryRegion mr = x.regions.require(n);
                     published.add(new RemoteRegion(n, mr.address(), mr.rkey(), mr.length()));
                 }
+            }
+            if (v.flag(s, "cm")) {
+                CmConnect.run(x, s, qpName, q, port, published, rd, timeout);
+                return;
             }
             PeerInfo local = new PeerInfo(0, q.qp.qpNum(), psn, x.device.gid(0), mtu.bytes(), rd, published);
             boolean listen = s.verb().equals("listen");

@@ -156,6 +156,16 @@ final class Session {
     }
 
     /** The QP named by {@code qp=}. */
+    private io.jroce.endpoint.cm.CmAgent cm;
+
+    /** The device's connection manager on QP 1, opened by the first {@code listen cm} or {@code connect cm}. */
+    io.jroce.endpoint.cm.CmAgent cm() {
+        if (cm == null) {
+            cm = io.jroce.endpoint.cm.CmAgent.open(device, io.jroce.endpoint.cm.CmConfig.defaults().mtu(settings.mtu()));
+        }
+        return cm;
+    }
+
     Qp qp(Statement s) throws Failure {
         return qps.require(values.name(s, "qp"));
     }

@@ -127,6 +127,43 @@ public class SessionScriptsTest {
     }
 
     @Test
+    void theConnectionManagerConnectsTheSessionsQp() throws Exception {
+        String passive = """
+                cq c
+                qp q
+                mr box size=4k
+                recv mr=box offset=2k len=64 wr_id=1
+                listen cm publish=box
+                expect wr_id=1 opcode=RECV len=5
+                compare box len=11 text="hello, RDMA"
+                """;
+        String active = """
+                cq c
+                qp q
+                mr b size=4k
+                connect cm
+                fill b text="hello, RDMA"
+                write mr=b len=11 remote=box
+                expect opcode=RDMA_WRITE
+                send mr=b len=5
+                expect opcode=SEND
+                """;
+        Result[] r = pair(dir, passive, active, List.of(), List.of());
+        assertEquals(0, r[0].exit(), show(r[0]));
+        assertEquals(0, r[1].exit(), show(r[1]));
+        assertTrue(r[0].out().contains("listen q: connected by the CM"), r[0].out());
+        assertTrue(r[1].out().contains("connect q: connected by the CM, QPN 0x000011 to 127.0.2.1 QPN 0x000011, MTU 1024"), r[1].out());
+        assertTrue(r[1].out().contains("peer regions: box (4096 bytes)"), r[1].out());
+    }
+
+    @Test
+    void aConnectionManagerConnectRefusesWhatTheCmDecides() throws Exception {
+        Result r = SessionHarness.single(dir, "cq c\nqp q\nconnect cm host=127.0.2.9 psn=5\n");
+        assertEquals(2, r.exit(), show(r));
+        assertTrue(r.err().contains("psn= is not for cm"), show(r));
+    }
+
+    @Test
     void aRemoteAccessErrorCompletesWithItsStatusOnBothSides() throws Exception {
         String passive = """
                 cq c

@@ -114,6 +114,20 @@ public final class CmAgent implements AutoCloseable {
         port.start(this::onMad);
     }
 
+    /** Opens the CM of {@code device} on its QP 1 with the default configuration. */
+    public static CmAgent open(Device device) {
+        return open(device, CmConfig.defaults());
+    }
+
+    /**
+     * Opens the CM of {@code device} on its QP 1 ({@link Device#openGsi}; a device has one, so one agent per device).
+     * MADs and the connected QPs' traffic go to the peers' UDP port {@link CmConfig#peerUdpPort}.
+     */
+    public static CmAgent open(Device device, CmConfig config) {
+        int peerPort = config.peerUdpPort > 0 ? config.peerUdpPort : device.port();
+        return new CmAgent(device, new GsiMadPort(device, peerPort), config);
+    }
+
     /**
      * Opens the CM of {@code device} on a {@link MadPort} of the caller's choosing (tests, or a transport other
      * than the device's own QP 1). The agent closes the port when it is closed.
@@ -316,7 +330,7 @@ public final class CmAgent implements AutoCloseable {
             throw new IllegalArgumentException("REJ private data is at most 148 bytes, not " + privateData.length);
         }
         leavePending(id);
-        sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, privateData);
+        sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, privateData);
         finish(id);
         return null;
     }
@@ -349,7 +363,7 @@ public final class CmAgent implements AutoCloseable {
             }
             case REQ_RCVD -> {
                 leavePending(id);
-                sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+                sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
             }
             case REP_SENT -> {
                 cancelTimer(id);
@@ -520,7 +534,7 @@ public final class CmAgent implements AutoCloseable {
         if (id.state != CmId.State.REQ_RCVD) return;
         timedOut++;
         leavePending(id);
-        sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+        sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
         finish(id);
     }
 
@@ -797,6 +811,11 @@ public final class CmAgent implements AutoCloseable {
             ids.remove(id);
         }
         id.state = CmId.State.DONE;
+    }
+
+    /** cm.c cm_format_rej: a REJ of a REQ not yet MRA'd carries Local Comm ID 0, after an MRA our own. */
+    private static int rejLocalId(CmId id) {
+        return id.lastReply != null ? id.localCommId : 0;
     }
 
     private void unregister(CmId id) {

@@ -1,0 +1,160 @@
+package io.jroce.cli.node;
+
+import io.jroce.cli.conn.PeerInfo;
+import io.jroce.cli.conn.RemoteRegion;
+import io.jroce.cli.node.Session.Failure;
+import io.jroce.cli.node.Session.Qp;
+import io.jroce.cli.node.SessionLanguage.Type;
+import io.jroce.cli.node.SessionSyntax.Statement;
+import io.jroce.endpoint.Gid;
+import io.jroce.endpoint.QpAttr;
+import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.RcConnect;
+import io.jroce.endpoint.cm.CmConnParam;
+import io.jroce.endpoint.cm.CmEvent;
+import io.jroce.endpoint.cm.CmEventChannel;
+import io.jroce.endpoint.cm.CmEventType;
+import io.jroce.endpoint.cm.CmId;
+import io.jroce.wire.IpText;
+import io.jroce.wire.mad.CmRej;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code listen cm} and {@code connect cm}: the session's QP connected by the device's connection manager (rdma_cm
+ * over QP 1) instead of the TCP exchange. Published regions travel in the REQ's and REP's private data: a count
+ * byte, then per region a name length byte, the UTF-8 name, VA (8 bytes), rkey (4) and length (8), big-endian.
+ */
+final class CmConnect {
+    /** REQ private data left after rdma_cm's 36-byte header; a REP has 196. */
+    static final int REQ_ROOM = 56;
+    static final int REP_ROOM = 196;
+
+    private CmConnect() {
+    }
+
+    static void run(Session x, Statement s, String qpName, Qp q, int port, List<RemoteRegion> published, int rd,
+                    Duration timeout) throws Failure {
+        boolean listen = s.verb().equals("listen");
+        Values v = x.values;
+        CmConnParam param = CmConnParam.defaults().responderResources(rd).initiatorDepth(rd);
+        if (s.has("retry_cnt")) param.retryCount((int) v.value(s.arg("retry_cnt"), Type.SMALL));
+        if (s.has("rnr_retry")) param.rnrRetryCount((int) v.value(s.arg("rnr_retry"), Type.SMALL));
+        param.privateData(encode(published, listen ? REP_ROOM : REQ_ROOM, s.verb()));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CmEventChannel ch = new CmEventChannel();
+        CmId id;
+        List<RemoteRegion> regions;
+        try {
+            if (listen) {
+                CmId listener = CmId.create(x.cm(), ch);
+                try {
+                    listener.bind(port);
+                    listener.listen(1);
+                    x.out.printf("listen %s: waiting for an rdma_cm connect to port %d on %s (QP 1, timeout %s)%n", qpName, port,
+                            IpText.of(x.device.address()), Session.human(timeout));
+                    x.out.flush();
+                    CmEvent req = next(ch, deadline, s);
+                    if (req.type() != CmEventType.CONNECT_REQUEST) throw new Failure("listen: unexpected " + req);
+                    id = req.id();
+                    regions = decode(req.privateData());
+                    id.useQp(q.qp);
+                    id.accept(param);
+                } finally {
+                    listener.close();
+                }
+            } else {
+                InetAddress host = v.get(s, "host", Type.ADDRESS, x.settings.peer());
+                while (true) {
+                    id = CmId.create(x.cm(), ch);
+                    id.useQp(q.qp);
+                    id.connect(host, port, param);
+                    CmEvent e = next(ch, deadline, s);
+                    if (e.type() == CmEventType.REJECTED && e.status() == 8 && System.nanoTime() < deadline) {
+                        // nobody listens yet (REJ 8, invalid service ID): as the TCP connect, try again until timeout
+                        id.close();
+                        q.qp.modify(new QpAttr().state(QpState.RESET));
+                        RcConnect.toInit(q.qp, RcConnect.Params.defaults().accessFlags(q.access));
+                        Thread.sleep(100);
+                        continue;
+                    }
+                    if (e.type() == CmEventType.REJECTED) {
+                        throw new Failure("connect: " + IpText.of(host) + " port " + port + " rejected the connection: reason "
+                                + e.status() + " (" + CmRej.reasonName(e.status()) + ")");
+                    }
+                    if (e.type() != CmEventType.ESTABLISHED) {
+                        throw new Failure("connect: " + IpText.of(host) + " port " + port + ": " + e.type()
+                                + (e.type() == CmEventType.UNREACHABLE ? " (no answer to the REQ)" : ""));
+                    }
+                    regions = decode(e.privateData());
+                    break;
+                }
+            }
+            if (listen) {
+                CmEvent e = next(ch, deadline, s);
+                if (e.type() != CmEventType.ESTABLISHED) throw new Failure("listen: " + e.type() + " instead of ESTABLISHED");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Failure(s.verb() + ": interrupted", e);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            throw new Failure(s.verb() + ": " + e.getMessage(), e);
+        }
+        QpAttr a = q.qp.query();
+        InetAddress peer = id.remoteAddress();
+        q.peer = new PeerInfo(0, a.destQpNum(), a.rqPsn(), Gid.of(peer), a.pathMtu().bytes(), a.maxRdAtomic(), regions);
+        q.mtu = a.pathMtu();
+        StringBuilder names = new StringBuilder();
+        for (RemoteRegion r : regions) {
+            names.append(names.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
+        }
+        x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s%n",
+                s.verb(), qpName, q.qp.qpNum(), IpText.of(peer), a.destQpNum(), a.pathMtu().bytes(), a.maxRdAtomic(),
+                names.length() == 0 ? "none" : names);
+    }
+
+    private static CmEvent next(CmEventChannel ch, long deadline, Statement s) throws InterruptedException, Failure {
+        long left = deadline - System.nanoTime();
+        CmEvent e = left > 0 ? ch.getEvent(Duration.ofNanos(left)) : null;
+        if (e == null) throw new Failure(s.verb() + ": no connection within the timeout");
+        return e;
+    }
+
+    static byte[] encode(List<RemoteRegion> regions, int room, String verb) throws Failure {
+        ByteBuffer b = ByteBuffer.allocate(1 + regions.size() * (1 + 255 + 20));
+        b.put((byte) regions.size());
+        for (RemoteRegion r : regions) {
+            byte[] name = r.name().getBytes(StandardCharsets.UTF_8);
+            b.put((byte) name.length).put(name).putLong(r.va()).putInt(r.rkey()).putLong(r.length());
+        }
+        if (b.position() > room) {
+            throw new Failure(verb + ": the published regions take " + b.position() + " bytes, more than the " + room
+                    + " of the " + (room == REQ_ROOM ? "REQ" : "REP") + "'s private data: publish fewer or shorter names");
+        }
+        byte[] out = new byte[regions.isEmpty() ? 0 : b.position()];
+        b.flip().get(out);
+        return out;
+    }
+
+    static List<RemoteRegion> decode(byte[] data) {
+        List<RemoteRegion> out = new ArrayList<>();
+        if (data.length == 0) return out;
+        ByteBuffer b = ByteBuffer.wrap(data);
+        int n = b.get() & 0xFF;
+        try {
+            for (int i = 0; i < n; i++) {
+                byte[] name = new byte[b.get() & 0xFF];
+                b.get(name);
+                out.add(new RemoteRegion(new String(name, StandardCharsets.UTF_8), b.getLong(), b.getInt(), b.getLong()));
+            }
+        } catch (RuntimeException e) {
+            return List.of(); // a peer that is not a jroce node (its private data means something else): no regions
+        }
+        return out;
+    }
+}
