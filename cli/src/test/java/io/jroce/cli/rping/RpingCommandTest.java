@@ -54,6 +54,15 @@ class RpingCommandTest {
     }
 
     @Test
+    void overTheDevicesQp1() throws Exception {
+        CompletableFuture<Cli.Result> server = CompletableFuture.supplyAsync(() -> Cli.run("rping", "-s", "-a", "127.77.53.41", "-p", "27300", "-S", "4096", "--timeout", "30"));
+        Cli.Result client = connect("rping", "-c", "-a", "127.77.53.41", "--bind", "127.77.53.42", "-p", "27300", "-S", "4096", "-C", "10", "-V");
+        Cli.Result sr = server.get(60, TimeUnit.SECONDS);
+        assertEquals(0, client.exit(), client.out() + client.err());
+        assertEquals(0, sr.exit(), sr.out() + sr.err());
+    }
+
+    @Test
     void aClientNobodyListensToIsRejectedAndFails() {
         try (MemoryCm cm = MemoryCm.install()) {
             // a device at the server address that has a CM but no listener on the port
