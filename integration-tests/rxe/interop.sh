@@ -120,10 +120,15 @@ run_case() {
   local lb=
   [ -z "$LOSSY" ] || lb=$(loss_counts)
   # shellcheck disable=SC2086
+  # JROCE_ARGS with @HOST@ (rping -a @HOST@) name the server there instead of as a last argument
+  local jhost=${GIP[A]}
+  if [[ $jargs == *@HOST@* ]]; then jargs=${jargs//@HOST@/${GIP[A]}}; jhost=; fi
   if [ "$role" = guest-server ]; then
     jid=$(gx -b A "$gcmd")
     set +e
-    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs "${GIP[A]}" --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
+    # the connection manager cases: the guest's rdma_cm listener must be up before jroce's REQ (else REJ 8)
+    [[ $gcmd == rping* || $gcmd == *" -R"* ]] && sleep 2
+    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
       --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
     jrc=$?
     gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
@@ -135,7 +140,11 @@ run_case() {
     JPID=$!
     local i
     for i in $(seq 1 150); do
-      nsx ss -ltnH "sport = :18515" | grep -q . && break
+      if [[ $jargs == rping* || $jargs == *" -R"* ]]; then # no TCP listener: give the JVM time to listen on QP 1
+        [ "$i" -ge 20 ] && break
+      else
+        nsx ss -ltnH "sport = :18515" | grep -q . && break
+      fi
       kill -0 "$JPID" 2>/dev/null || break
       sleep 0.2
     done
@@ -261,6 +270,15 @@ perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A T
 }
 
 log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
+rping_case() { # size: rdma-core's rping with -V -C 10, both roles
+  run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
+  run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -V -S $1"
+}
+perf_cm() { # tool jroce-test size iters: perftest -R (rdma_cm), both roles
+  local lat=; [[ $1 == *_lat ]] && lat=--lat
+  run_case "${1#ib_}-R-s$3-guest-server" guest-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
+  run_case "${1#ib_}-R-s$3-jroce-server" jroce-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
+}
 lossy() { # the loss cases: data-checked pingpong and write/read bandwidth, both roles, MTU 4096 and 1024
   loss_on "$LOSS"
   log "interop: loss cases, nft dropping $LOSS% of UDP/4791 frames in each direction"
@@ -278,7 +296,15 @@ elif [ $FULL = 0 ]; then
   perf ib_write_bw write 4096 65536 20
   perf ib_read_bw read 4096 65536 20
   run_case "atomic_bw-FETCH_AND_ADD-m4096-guest-server" guest-server "ib_atomic_bw $PT -m 4096 -n 20 -A FETCH_AND_ADD" "perf atomic -m 4096 -n 20"
+  rping_case 64
+  perf_cm ib_write_bw write 65536 20
 else
+  rping_case 64
+  rping_case 4096
+  perf_cm ib_write_bw write 65536 20
+  perf_cm ib_read_bw read 65536 20
+  perf_cm ib_send_bw send 65536 20
+  perf_cm ib_write_lat write 2 100
   for m in 1024 4096; do
     for s in 64 4096 9000; do pingpong $m $s 20; done
     for s in 8 4096 65536; do
