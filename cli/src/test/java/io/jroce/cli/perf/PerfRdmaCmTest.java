@@ -75,10 +75,10 @@ class PerfRdmaCmTest {
             Cli.Result c = null;
             for (int i = 0; i < 200; i++) { // until the server listens (REJ 8 before that)
                 c = Cli.run(client.toArray(String[]::new));
-                if (c.exit() != 1 || !c.err().contains("error 8")) break;
+                if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
             }
             Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
-            assertEquals(0, c.exit(), c.out() + c.err());
+            assertEquals(0, c.exit(), c.out() + c.err() + "\nserver: " + sr.err());
             assertEquals(0, sr.exit(), sr.out() + sr.err());
             assertTrue(c.out().contains(" Data ex. method : rdma_cm"), c.out());
         }
