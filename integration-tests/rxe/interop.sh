@@ -279,6 +279,48 @@ perf_cm() { # tool jroce-test size iters: perftest -R (rdma_cm), both roles
   run_case "${1#ib_}-R-s$3-guest-server" guest-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
   run_case "${1#ib_}-R-s$3-jroce-server" jroce-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
 }
+# The connection manager's failure paths, jroce as the client of rxe's rping:
+#  - the first REQ is dropped by nft (a bridge-family rule matching MAD attribute 0x0010 at UDP payload byte 36,
+#    with a byte quota that only the first REQ fits in): jroce's CM resends it and the pings complete;
+#  - a port nobody listens on: rxe answers REJ 8, jroce reports it and exits 1 without hanging.
+cm_faults() {
+  local name dir t jrc
+  name=rping-req-dropped-once; dir=$OUT/$name; mkdir -p "$dir"; t=$SECONDS
+  if [ -z "$ONLY" ] || [[ $name =~ $ONLY ]]; then
+    nsx nft add table bridge jroce_req
+    nsx nft add chain bridge jroce_req output '{ type filter hook output priority 0; }'
+    nsx nft add rule bridge jroce_req output ether type ip udp dport 4791 '@th,352,16' 0x0010 quota until 400 bytes counter drop
+    local jid; jid=$(gx -b A "rping -s -a ${GIP[A]} -V -C 3")
+    sleep 2
+    set +e
+    timeout 120 ip netns exec "$NS" java -jar "$JAR" rping -c -a "${GIP[A]}" -V -C 3 --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
+      > "$dir/jroce.out" 2> "$dir/jroce.err"
+    jrc=$?
+    gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
+    set -e
+    local dropped; dropped=$(nsx nft list table bridge jroce_req | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+    nsx nft delete table bridge jroce_req 2>/dev/null || true
+    local reqs; reqs=$(java -jar "$JAR" inspect "$dir/jroce.pcap" 2>/dev/null | grep -c 'cm\[REQ' || true)
+    if [ "$jrc" = 0 ] && [ "$dropped" = 1 ] && [ "$reqs" -ge 2 ]; then
+      PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s) [nft dropped $dropped REQ, jroce sent $reqs]"
+    else
+      FAILED=$((FAILED + 1)); log "FAIL: $name: jroce exit $jrc, nft dropped ${dropped:-?}, REQs sent $reqs (logs: $dir)"
+    fi
+  fi
+  name=rping-no-listener-rej; dir=$OUT/$name; mkdir -p "$dir"; t=$SECONDS
+  if [ -z "$ONLY" ] || [[ $name =~ $ONLY ]]; then
+    set +e
+    timeout 60 ip netns exec "$NS" java -jar "$JAR" rping -c -a "${GIP[A]}" -p 7999 -C 1 --bind "$HOST_IP" \
+      > "$dir/jroce.out" 2> "$dir/jroce.err"
+    jrc=$?
+    set -e
+    if [ "$jrc" = 1 ] && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$dir/jroce.err"; then
+      PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s) [$(grep -m1 REJECTED "$dir/jroce.err")]"
+    else
+      FAILED=$((FAILED + 1)); log "FAIL: $name: jroce exit $jrc: $(tail -1 "$dir/jroce.err") (logs: $dir)"
+    fi
+  fi
+}
 lossy() { # the loss cases: data-checked pingpong and write/read bandwidth, both roles, MTU 4096 and 1024
   loss_on "$LOSS"
   log "interop: loss cases, nft dropping $LOSS% of UDP/4791 frames in each direction"
@@ -305,6 +347,7 @@ else
   perf_cm ib_read_bw read 65536 20
   perf_cm ib_send_bw send 65536 20
   perf_cm ib_write_lat write 2 100
+  cm_faults
   for m in 1024 4096; do
     for s in 64 4096 9000; do pingpong $m $s 20; done
     for s in 8 4096 65536; do
