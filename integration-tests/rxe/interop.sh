@@ -140,8 +140,10 @@ run_case() {
     JPID=$!
     local i
     for i in $(seq 1 150); do
-      if [[ $jargs == rping* || $jargs == *" -R"* ]]; then # no TCP listener: give the JVM time to listen on QP 1
-        [ "$i" -ge 20 ] && break
+      if [[ $jargs == rping* ]]; then # no TCP listener: rping -d prints rdma_listen once it listens
+        grep -q '^rdma_listen' "$dir/jroce.out" 2>/dev/null && break
+      elif [[ $jargs == *" -R"* ]]; then # perf -R listens right after its banner
+        grep -q 'Waiting for client' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
       else
         nsx ss -ltnH "sport = :18515" | grep -q . && break
       fi
@@ -272,7 +274,7 @@ perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A T
 log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
 rping_case() { # size: rdma-core's rping with -V -C 10, both roles
   run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
-  run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -V -S $1"
+  run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
 }
 perf_cm() { # tool jroce-test size iters: perftest -R (rdma_cm), both roles
   local lat=; [[ $1 == *_lat ]] && lat=--lat

@@ -2,6 +2,7 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.conn.CmAgents;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
@@ -47,8 +48,8 @@ final class CmPerfCm implements PerfCm {
     private CmId exchange;
 
     /** {@code host} null: the server side, listening on {@code port}. */
-    CmPerfCm(Device dev, InetAddress host, int port, Duration timeout) throws IOException {
-        this.agent = CmAgents.open(dev);
+    CmPerfCm(Device dev, Mtu mtu, InetAddress host, int port, Duration timeout) throws IOException {
+        this.agent = CmAgents.open(dev, mtu);
         this.host = host;
         this.port = port;
         this.timeout = timeout;

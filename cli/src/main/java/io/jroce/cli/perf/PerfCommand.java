@@ -146,7 +146,7 @@ public final class PerfCommand implements Callable<Integer> {
         if (m == null) m = LocalAddress.activeMtu(local);
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
-             PerfCm cm = rdmaCm ? new CmPerfCm(dev, peerHost, port, waits.timeout) : null) {
+             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json,
                     waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, cm);
             try {

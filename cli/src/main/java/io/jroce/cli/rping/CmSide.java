@@ -1,6 +1,7 @@
 package io.jroce.cli.rping;
 
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
 import io.jroce.cli.conn.CmAgents;
 import io.jroce.endpoint.cm.CmAgent;
 import io.jroce.endpoint.cm.CmEvent;
@@ -25,6 +26,7 @@ final class CmSide implements AutoCloseable {
 
     private final CmAgent agent;
     private final CmEventChannel channel;
+    private final PrintWriter out;
     private final PrintWriter err;
     private final boolean debug;
     private final List<CmId> ids = new ArrayList<>();
@@ -32,15 +34,16 @@ final class CmSide implements AutoCloseable {
     private volatile boolean closing;
     private Thread watcher;
 
-    private CmSide(CmAgent agent, CmEventChannel channel, PrintWriter err, boolean debug) {
+    private CmSide(CmAgent agent, CmEventChannel channel, PrintWriter out, PrintWriter err, boolean debug) {
+        this.out = out;
         this.agent = agent;
         this.channel = channel;
         this.err = err;
         this.debug = debug;
     }
 
-    static CmSide open(Device dev, PrintWriter err, boolean debug) throws IOException {
-        return new CmSide(CmAgents.open(dev), new CmEventChannel(), err, debug);
+    static CmSide open(Device dev, Mtu mtu, PrintWriter out, PrintWriter err, boolean debug) throws IOException {
+        return new CmSide(CmAgents.open(dev, mtu), new CmEventChannel(), out, err, debug);
     }
 
     CmId newId() {
@@ -53,7 +56,12 @@ final class CmSide implements AutoCloseable {
     CmId awaitRequest(int port, Duration timeout) throws IOException, InterruptedException {
         CmId listen = newId();
         listen.bind(port);
+        if (debug) out.println("rdma_bind_addr successful");
         listen.listen(3);
+        if (debug) {
+            out.println("rdma_listen"); // rping's debug line; scripts wait for it before starting a client
+            out.flush();
+        }
         long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             CmEvent e = channel.getEvent(SLICE);

@@ -4,6 +4,7 @@ import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.cm.CmConnParam;
 import io.jroce.endpoint.cm.CmEvent;
 import io.jroce.endpoint.cm.CmEventType;
@@ -117,7 +118,7 @@ public final class RpingCommand implements Callable<Integer> {
         Duration timeout = timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds);
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
-             CmSide side = CmSide.open(dev, err, debug)) {
+             CmSide side = CmSide.open(dev, mtu(local), out, err, debug)) {
             try {
                 return server ? runServer(side, dev, o, out, err, timeout) : runClient(side, dev, o, peer, out, err, timeout);
             } finally {
@@ -174,6 +175,12 @@ public final class RpingCommand implements Callable<Integer> {
             }
             return 0;
         }
+    }
+
+    /** The path MTU our CM accepts: --mtu, else the interface's (as rxe derives its own from the netdev). */
+    private Mtu mtu(InetAddress local) {
+        Mtu m = device.mtu(null);
+        return m != null ? m : LocalAddress.activeMtu(local);
     }
 
     /** rping_init_conn_param: responder resources 1, initiator depth 1, retry and RNR retry 7, no private data. */

@@ -18,7 +18,7 @@ public final class MemoryCm implements AutoCloseable {
     private final CmAgents.Factory previous;
 
     private MemoryCm() {
-        previous = CmAgents.install(dev -> CmAgent.open(dev, port(dev.address()), CmConfig.defaults()));
+        previous = CmAgents.install((dev, config) -> CmAgent.open(dev, port(dev.address()), config));
     }
 
     public static MemoryCm install() {
