@@ -2,8 +2,9 @@
 # Interop check: jroce (host side, inside netns rxelab on 10.77.0.1) against Linux Soft-RoCE (rdma_rxe)
 # running the real ibv_rc_pingpong and perftest tools in QEMU guests: the project's lab, integration-tests/rxe/lab.
 #
-#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic; both roles)
-#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, then the loss cases
+#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R; both roles)
+#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, rping and perftest -R
+#                                              (rdma_cm) with the CM's failure paths, then the loss cases
 #   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
