@@ -341,8 +341,8 @@ elif [ $FULL = 0 ]; then
   perf ib_write_bw write 4096 65536 20
   perf ib_read_bw read 4096 65536 20
   run_case "atomic_bw-FETCH_AND_ADD-m4096-guest-server" guest-server "ib_atomic_bw $PT -m 4096 -n 20 -A FETCH_AND_ADD" "perf atomic -m 4096 -n 20"
-  rping_case 64
-  perf_cm ib_write_bw write 65536 20
+  run_case "rping-S64-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S 64" "rping -c -a @HOST@ -V -C 10 -S 64"
+  run_case "write_bw-R-s65536-jroce-server" jroce-server "ib_write_bw $PT -R -s 65536 -n 20" "perf write -R -s 65536 -n 20"
 else
   rping_case 64
   rping_case 4096
