@@ -2,8 +2,9 @@
 # Interop check: jroce (host side, inside netns rxelab on 10.77.0.1) against Linux Soft-RoCE (rdma_rxe)
 # running the real ibv_rc_pingpong, ibv_ud_pingpong and perftest tools in QEMU guests: the project's lab, integration-tests/rxe/lab.
 #
-#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic; both roles)
-#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, then the loss cases
+#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R; both roles)
+#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, rping and
+#                                              perftest -R (rdma_cm) with the CM's failure paths, then the loss cases
 #   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
@@ -120,10 +121,15 @@ run_case() {
   local lb=
   [ -z "$LOSSY" ] || lb=$(loss_counts)
   # shellcheck disable=SC2086
+  # JROCE_ARGS with @HOST@ (rping -a @HOST@) name the server there instead of as a last argument
+  local jhost=${GIP[A]}
+  if [[ $jargs == *@HOST@* ]]; then jargs=${jargs//@HOST@/${GIP[A]}}; jhost=; fi
   if [ "$role" = guest-server ]; then
     jid=$(gx -b A "$gcmd")
     set +e
-    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs "${GIP[A]}" --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
+    # the connection manager cases: the guest's rdma_cm listener must be up before jroce's REQ (else REJ 8)
+    [[ $gcmd == rping* || $gcmd == *" -R"* ]] && sleep 2
+    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
       --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
     jrc=$?
     gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
@@ -135,7 +141,13 @@ run_case() {
     JPID=$!
     local i
     for i in $(seq 1 150); do
-      nsx ss -ltnH "sport = :18515" | grep -q . && break
+      if [[ $jargs == rping* ]]; then # no TCP listener: rping -d prints rdma_listen once it listens
+        grep -q '^rdma_listen' "$dir/jroce.out" 2>/dev/null && break
+      elif [[ $jargs == *" -R"* ]]; then # perf -R listens right after its banner
+        grep -q 'Waiting for client' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
+      else
+        nsx ss -ltnH "sport = :18515" | grep -q . && break
+      fi
       kill -0 "$JPID" 2>/dev/null || break
       sleep 0.2
     done
@@ -268,6 +280,57 @@ perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A T
 }
 
 log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
+rping_case() { # size: rdma-core's rping with -V -C 10, both roles
+  run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
+  run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
+}
+perf_cm() { # tool jroce-test size iters: perftest -R (rdma_cm), both roles
+  local lat=; [[ $1 == *_lat ]] && lat=--lat
+  run_case "${1#ib_}-R-s$3-guest-server" guest-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
+  run_case "${1#ib_}-R-s$3-jroce-server" jroce-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
+}
+# The connection manager's failure paths, jroce as the client of rxe's rping:
+#  - the first REQ is dropped by nft (a bridge-family rule matching MAD attribute 0x0010 at UDP payload byte 36,
+#    with a byte quota that only the first REQ fits in): jroce's CM resends it and the pings complete;
+#  - a port nobody listens on: rxe answers REJ 8, jroce reports it and exits 1 without hanging.
+cm_faults() {
+  local name dir t jrc
+  name=rping-req-dropped-once; dir=$OUT/$name; mkdir -p "$dir"; t=$SECONDS
+  if [ -z "$ONLY" ] || [[ $name =~ $ONLY ]]; then
+    nsx nft add table bridge jroce_req
+    nsx nft add chain bridge jroce_req output '{ type filter hook output priority 0; }'
+    nsx nft add rule bridge jroce_req output ether type ip udp dport 4791 '@th,352,16' 0x0010 quota until 400 bytes counter drop
+    local jid; jid=$(gx -b A "rping -s -a ${GIP[A]} -V -C 3")
+    sleep 2
+    set +e
+    timeout 120 ip netns exec "$NS" java -jar "$JAR" rping -c -a "${GIP[A]}" -V -C 3 --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
+      > "$dir/jroce.out" 2> "$dir/jroce.err"
+    jrc=$?
+    gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
+    set -e
+    local dropped; dropped=$(nsx nft list table bridge jroce_req | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+    nsx nft delete table bridge jroce_req 2>/dev/null || true
+    local reqs; reqs=$(java -jar "$JAR" inspect "$dir/jroce.pcap" 2>/dev/null | grep -c 'cm\[REQ' || true)
+    if [ "$jrc" = 0 ] && [ "$dropped" = 1 ] && [ "$reqs" -ge 2 ]; then
+      PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s) [nft dropped $dropped REQ, jroce sent $reqs]"
+    else
+      FAILED=$((FAILED + 1)); log "FAIL: $name: jroce exit $jrc, nft dropped ${dropped:-?}, REQs sent $reqs (logs: $dir)"
+    fi
+  fi
+  name=rping-no-listener-rej; dir=$OUT/$name; mkdir -p "$dir"; t=$SECONDS
+  if [ -z "$ONLY" ] || [[ $name =~ $ONLY ]]; then
+    set +e
+    timeout 60 ip netns exec "$NS" java -jar "$JAR" rping -c -a "${GIP[A]}" -p 7999 -C 1 --bind "$HOST_IP" \
+      > "$dir/jroce.out" 2> "$dir/jroce.err"
+    jrc=$?
+    set -e
+    if [ "$jrc" = 1 ] && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$dir/jroce.err"; then
+      PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s) [$(grep -m1 REJECTED "$dir/jroce.err")]"
+    else
+      FAILED=$((FAILED + 1)); log "FAIL: $name: jroce exit $jrc: $(tail -1 "$dir/jroce.err") (logs: $dir)"
+    fi
+  fi
+}
 lossy() { # the loss cases: data-checked pingpong and write/read bandwidth, both roles, MTU 4096 and 1024
   loss_on "$LOSS"
   log "interop: loss cases, nft dropping $LOSS% of UDP/4791 frames in each direction"
@@ -285,7 +348,16 @@ elif [ $FULL = 0 ]; then
   perf ib_write_bw write 4096 65536 20
   perf ib_read_bw read 4096 65536 20
   run_case "atomic_bw-FETCH_AND_ADD-m4096-guest-server" guest-server "ib_atomic_bw $PT -m 4096 -n 20 -A FETCH_AND_ADD" "perf atomic -m 4096 -n 20"
+  run_case "rping-S64-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S 64" "rping -c -a @HOST@ -V -C 10 -S 64"
+  run_case "write_bw-R-s65536-jroce-server" jroce-server "ib_write_bw $PT -R -s 65536 -n 20" "perf write -R -s 65536 -n 20"
 else
+  rping_case 64
+  rping_case 4096
+  perf_cm ib_write_bw write 65536 20
+  perf_cm ib_read_bw read 65536 20
+  perf_cm ib_send_bw send 65536 20
+  perf_cm ib_write_lat write 2 100
+  cm_faults
   for m in 1024 4096; do
     for s in 64 4096 9000; do pingpong $m $s 20; done
     for s in 8 4096 65536; do

@@ -4,6 +4,7 @@ import io.jroce.cli.demo.DemoCommand;
 import io.jroce.cli.inspect.InspectCommand;
 import io.jroce.cli.perf.PerfCommand;
 import io.jroce.cli.perf.PingpongCommand;
+import io.jroce.cli.rping.RpingCommand;
 import io.jroce.cli.node.NodeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -39,6 +40,7 @@ import java.util.concurrent.Callable;
             DemoCommand.class,
             PingpongCommand.class,
             PerfCommand.class,
+            RpingCommand.class,
             NodeCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,

@@ -1,7 +1,6 @@
 package io.jroce.cli.conn;
 
 import io.jroce.wire.IpText;
-import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,7 +25,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A connecting client retries a refused connection until its timeout, so it may be started before the
  * server (ibv_rc_pingpong would give up at once).
  */
-public final class OobSocket implements Closeable {
+public final class OobSocket implements ExchangeChannel {
     private final Socket socket;
     private final InputStream in;
     private final OutputStream out;
@@ -110,6 +109,7 @@ public final class OobSocket implements Closeable {
     }
 
     /** Writes all of {@code b} and flushes. */
+    @Override
     public void write(byte[] b) throws IOException {
         try {
             out.write(b);

@@ -140,15 +140,31 @@ public final class PerftestHandshake implements Closeable {
     public record BwReport(long size, long iters, double bwPeak, double bwAvg, double msgRate) {
     }
 
-    private final OobSocket socket;
+    private final ExchangeChannel socket;
     private final boolean client;
+    /** -R: keys travel as the binary {@code struct pingpong_dest} ({@code rdma_write_keys}), not as text. */
+    private final boolean rdmaCm;
     private String peerVersion;
     /** Server role: the client's version message, read by the listener before the exchange began. */
     private byte[] clientVersion;
 
-    private PerftestHandshake(OobSocket socket, boolean client) {
+    private PerftestHandshake(ExchangeChannel socket, boolean client, boolean rdmaCm) {
         this.socket = socket;
         this.client = client;
+        this.rdmaCm = rdmaCm;
+    }
+
+    /**
+     * perftest {@code -R}: the same exchanges over an RC QP the connection manager connected ({@code use_rdma_cm}:
+     * {@code ctx_xchg_data_rdma}), keys in binary ({@link #encodeBinaryKeys}).
+     */
+    public static PerftestHandshake overQp(QpChannel channel, boolean client) {
+        return new PerftestHandshake(channel, client, true);
+    }
+
+    /** Whether this is the {@code -R} exchange. */
+    public boolean isRdmaCm() {
+        return rdmaCm;
     }
 
     /**
@@ -164,7 +180,7 @@ public final class PerftestHandshake implements Closeable {
             }
             return v;
         });
-        PerftestHandshake hs = new PerftestHandshake(a.socket(), false);
+        PerftestHandshake hs = new PerftestHandshake(a.socket(), false, false);
         hs.clientVersion = a.greeting();
         return hs;
     }
@@ -181,15 +197,15 @@ public final class PerftestHandshake implements Closeable {
 
     /** Client role: connect to {@code host:port}, retrying until {@code timeout}. */
     public static PerftestHandshake connect(InetAddress host, int port, InetAddress bind, Duration timeout) throws IOException {
-        return new PerftestHandshake(OobSocket.connect(host, port, bind, timeout), true);
+        return new PerftestHandshake(OobSocket.connect(host, port, bind, timeout), true, false);
     }
 
     public boolean isClient() {
         return client;
     }
 
-    /** The underlying socket (its timeout applies to each following read). */
-    public OobSocket socket() {
+    /** The underlying socket or QP channel (its timeout applies to each following read). */
+    public ExchangeChannel socket() {
         return socket;
     }
 
@@ -269,8 +285,9 @@ public final class PerftestHandshake implements Closeable {
 
     // ---- keys -------------------------------------------------------------------------------------
 
-    /** One 108-byte key exchange. */
+    /** One key exchange: 108 bytes of text, or with -R the 56-byte binary struct. */
     public Keys exchangeKeys(Keys mine) throws IOException {
+        if (rdmaCm) return decodeBinaryKeys(exchange(encodeBinaryKeys(mine), "the 56-byte perftest struct pingpong_dest"));
         return decodeKeys(exchange(encodeKeys(mine), "the 108-byte perftest key message"));
     }
 
@@ -290,12 +307,35 @@ public final class PerftestHandshake implements Closeable {
      * {@code ctx_connect} (see the table above). Returns the peer's keys (from the first exchange).
      */
     public List<Keys> setUp(Test test, List<Keys> mine, Connector connector) throws IOException {
+        return setUp(test, mine, null, connector);
+    }
+
+    /** Connects the test QPs through the connection manager (-R's {@code create_rdma_cm_connection}). */
+    @FunctionalInterface
+    public interface CmConnector {
+        void connect() throws IOException;
+    }
+
+    /**
+     * {@link #setUp(Test, List, Connector)}; with -R ({@code cm} not null) first {@code create_rdma_cm_connection}:
+     * a sync, the test QPs connected by {@code cm} (a second rdma_cm connection per QP, to the same port), a sync.
+     * {@code connector} then runs where {@code ctx_connect} would (perftest skips it with -R; pass one that
+     * does nothing).
+     */
+    public List<Keys> setUp(Test test, List<Keys> mine, CmConnector cm, Connector connector) throws IOException {
         if (mine.isEmpty()) throw new IllegalArgumentException("no QPs");
+        if (cm != null) {
+            // my_dest is still zeroed here in perftest: the message is only a barrier
+            Keys zero = new Keys(0, 0, 0, 0, 0, 0, Gid.of(new byte[16]), 0);
+            sync(zero);
+            cm.connect();
+            sync(zero);
+        }
         if (test.syncFirst()) sync(mine.get(0));
         List<Keys> remote = new ArrayList<>(mine.size());
         for (Keys k : mine) remote.add(exchangeKeys(k));
-        // perftest: 'Found Incompatibility issue with GID types'
-        GidFamily.requireSame(mine.get(0).gid(), remote.get(0).gid(), "-x");
+        // perftest: 'Found Incompatibility issue with GID types' (not checked with -R)
+        if (!rdmaCm) GidFamily.requireSame(mine.get(0).gid(), remote.get(0).gid(), "-x");
         connector.connect(remote);
         if (test.syncRightAfterConnect()) sync(mine.get(0));
         for (Keys k : mine) exchangeKeys(k);
@@ -381,6 +421,32 @@ public final class PerftestHandshake implements Closeable {
             throw new IllegalArgumentException("a field is wider than perftest's format allows: " + sb);
         }
         return Arrays.copyOf(ascii, KEY_BYTES);
+    }
+
+    /**
+     * The 56-byte {@code struct pingpong_dest} of {@code rdma_write_keys} (x86-64 layout, fields big-endian):
+     * lid, out_reads, qpn, psn, rkey (4 bytes each), 4 bytes of padding, vaddr (8), gid (16 raw bytes), srqn,
+     * gid_index (4 each; perftest reads neither).
+     */
+    public static byte[] encodeBinaryKeys(Keys k) {
+        ByteBuffer b = ByteBuffer.allocate(QpChannel.RECV_BYTES);
+        b.putInt(k.lid()).putInt(k.outReads()).putInt(k.qpn()).putInt(k.psn()).putInt(k.rkey()).putInt(0).putLong(k.va());
+        b.put(k.gid().raw()).putInt(k.srqn()).putInt(0);
+        return b.array();
+    }
+
+    /** Parses {@link #encodeBinaryKeys}' layout as {@code rdma_read_keys} does (srqn and gid_index are not read). */
+    public static Keys decodeBinaryKeys(byte[] msg) throws IOException {
+        if (msg.length != QpChannel.RECV_BYTES) throw new IOException("perftest struct pingpong_dest has " + msg.length + " bytes, not 56");
+        ByteBuffer b = ByteBuffer.wrap(msg);
+        int lid = b.getInt(0);
+        int outReads = b.getInt(4);
+        int qpn = b.getInt(8);
+        int psn = b.getInt(12);
+        int rkey = b.getInt(16);
+        long va = b.getLong(24);
+        byte[] gid = Arrays.copyOfRange(msg, 32, 48);
+        return new Keys(lid, outReads, qpn & 0xFFFFFF, psn & 0xFFFFFF, rkey, va, Gid.of(gid), 0);
     }
 
     /**

@@ -1,7 +1,7 @@
 package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
-import io.jroce.cli.conn.OobSocket;
+import io.jroce.cli.conn.ExchangeChannel;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.BwReport;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
@@ -150,7 +150,7 @@ final class BandwidthRun extends PerfRun {
     }
 
     /** {@code run_iter_bw_server}: count receives (re-posting them) until every message arrived, or (-D) the client's end-of-test sync. */
-    private BwReport runBwServer(OobSocket sock) throws IOException, InterruptedException {
+    private BwReport runBwServer(ExchangeChannel sock) throws IOException, InterruptedException {
         int q = qps.size();
         boolean dur = s.timed();
         long total = dur ? Long.MAX_VALUE : s.iters() * q;

@@ -4,9 +4,10 @@ import io.jroce.wire.IpText;
 import io.jroce.cli.Converters;
 import io.jroce.cli.Json;
 import io.jroce.cli.conn.GidFamily;
-import io.jroce.cli.conn.OobSocket;
+import io.jroce.cli.conn.ExchangeChannel;
 import io.jroce.cli.conn.PeerInfo;
 import io.jroce.cli.conn.PerftestHandshake;
+import io.jroce.cli.conn.QpChannel;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Access;
@@ -45,7 +46,18 @@ import java.util.concurrent.ThreadLocalRandom;
 abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** What the command decided. */
     record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
-                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, int extensions) {
+                    Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, int extensions,
+                    PerfCm cm) {
+        Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
+                 Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, PerfCm cm) {
+            this(test, host, local, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm);
+        }
+
+        /** -R: the exchange and the test QPs' connections go through the connection manager. */
+        boolean rdmaCm() {
+            return cm != null;
+        }
+
         /** -D: run for {@code duration} instead of {@code iters}. */
         boolean timed() {
             return duration != null;
@@ -108,14 +120,18 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** Runs the test; returns the exit code. */
     int run() throws IOException, InterruptedException {
         PerftestHandshake hs;
-        if (client) {
-            hs = PerftestHandshake.connect(s.host(), s.port(), null, s.timeout());
-        } else {
+        if (!client) {
             print("");
             print("************************************");
             print("* Waiting for client to connect... *");
             print("************************************");
             flush();
+        }
+        if (s.rdmaCm()) {
+            hs = PerftestHandshake.overQp(exchangeQp(), client);
+        } else if (client) {
+            hs = PerftestHandshake.connect(s.host(), s.port(), null, s.timeout());
+        } else {
             hs = PerftestHandshake.accept(s.local(), s.port(), s.timeout());
         }
         try (hs) {
@@ -125,7 +141,8 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             mtu = pre.mtu();
             createResources();
             printTestInfo();
-            theirs = hs.setUp(test, mine, this::connectAll);
+            theirs = s.rdmaCm() ? hs.setUp(test, mine, () -> s.cm().connectTests(qps, outReads()), remote -> { })
+                    : hs.setUp(test, mine, this::connectAll);
             printAddresses();
             json.put("test", test.tool());
             json.put("role", client ? "client" : "server");
@@ -136,10 +153,35 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             if (test == Test.ATOMIC_BW || test == Test.ATOMIC_LAT) json.put("atomic_type", s.atomicType().name());
             json.put("local", addresses(mine));
             json.put("remote", addresses(theirs));
-            return traffic(hs);
+            int rc = traffic(hs);
+            if (s.rdmaCm()) s.cm().finish();
+            return rc;
         } finally {
             flush();
         }
+    }
+
+    /**
+     * -R: the exchange QP ({@code create_comm_struct}: RC, depth 1), in INIT with its one receive posted, connected
+     * through the connection manager.
+     */
+    private QpChannel exchangeQp() throws IOException {
+        QpChannel ch = new QpChannel(dev, client ? IpText.of(s.host()) + " port " + s.port() : "the client", s.timeout());
+        try {
+            RcConnect.toInit(ch.qp(), RcConnect.Params.defaults());
+            ch.postFirstRecv();
+            // rdma_client_connect / rdma_server_connect: out_reads only for READ and atomic tests
+            s.cm().connectExchange(ch.qp(), outReads());
+            return ch;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    /** perftest's {@code conn_param} responder resources and initiator depth: out_reads for READ and atomics, else 0. */
+    private int outReads() {
+        return test.isReadOrAtomic() ? QueuePair.MAX_RD_ATOMIC : 0;
     }
 
     /** The test itself, once every QP is connected; returns the exit code. */
@@ -228,8 +270,8 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         print(" GID index       : 0");
         if (test.isReadOrAtomic()) print(" Outstand reads  : " + mine.get(0).outReads());
         else print(" Max inline data : 0[B]");
-        print(" rdma_cm QPs\t : OFF");
-        print(" Data ex. method : Ethernet");
+        print(" rdma_cm QPs\t : " + (s.rdmaCm() ? "ON" : "OFF"));
+        print(" Data ex. method : " + (s.rdmaCm() ? "rdma_cm" : "Ethernet"));
         print(PerfReport.RESULT_LINE);
     }
 
@@ -311,7 +353,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
      * A passive server waits for the client's end-of-test sync. It never gives up while RoCE packets keep
      * arriving; it fails after --timeout without traffic and without the sync.
      */
-    void awaitPeer(OobSocket sock, String what) throws IOException {
+    void awaitPeer(ExchangeChannel sock, String what) throws IOException {
         long idleSince = System.nanoTime();
         long packets = dev.counters().packetsIn;
         while (!sock.poll(Duration.ofMillis(200))) {

@@ -1,0 +1,209 @@
+package io.jroce.cli.perf;
+
+import io.jroce.cli.conn.CmAgents;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.QpAttr;
+import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.QueuePair;
+import io.jroce.endpoint.cm.CmAgent;
+import io.jroce.endpoint.cm.CmConnParam;
+import io.jroce.endpoint.cm.CmEvent;
+import io.jroce.endpoint.cm.CmEventChannel;
+import io.jroce.endpoint.cm.CmEventType;
+import io.jroce.endpoint.cm.CmId;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * perftest -R's connection-manager steps over jroce's connection manager (perftest_communication.c
+ * {@code rdma_client_connect}, {@code rdma_server_connect}, {@code create_rdma_cm_connection},
+ * {@code rdma_cm_disconnect_nodes}): RC in the TCP port space, responder resources and initiator depth = out_reads
+ * (READ and atomic tests) or 0, retry and RNR retry 7, no private data. The client retries a test connection
+ * rejected because the server is not listening yet (REJ 8) every 100 ms, as {@code rdma_cm_client_connection}
+ * does, but until --timeout rather than 10 times: the server listens again only after the sync that precedes
+ * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second.
+ */
+final class CmPerfCm implements PerfCm {
+    private static final long RETRY_DELAY_MS = 100;
+    private static final Duration SLICE = Duration.ofMillis(100);
+    private static final Duration DISCONNECT_WAIT = Duration.ofSeconds(3);
+
+    private final CmAgent agent;
+    private final CmEventChannel channel = new CmEventChannel();
+    private final InetAddress host;
+    private final int port;
+    private final Duration timeout;
+    private final List<CmId> connections = new ArrayList<>();
+    private final List<CmId> all = new ArrayList<>();
+    private final Map<CmId, Set<CmEventType>> seen = new HashMap<>();
+    private CmId exchange;
+
+    /** {@code host} null: the server side, listening on {@code port}. */
+    CmPerfCm(Device dev, Mtu mtu, InetAddress host, int port, Duration timeout) throws IOException {
+        this.agent = CmAgents.open(dev, mtu);
+        this.host = host;
+        this.port = port;
+        this.timeout = timeout;
+    }
+
+    @Override
+    public void connectExchange(QueuePair qp, int outReads) throws IOException {
+        exchange = host != null ? connect(qp, outReads, false) : accept(List.of(qp), outReads).get(0);
+    }
+
+    @Override
+    public void connectTests(List<QueuePair> qps, int outReads) throws IOException {
+        if (host == null) {
+            connections.addAll(accept(qps, outReads));
+            return;
+        }
+        for (QueuePair qp : qps) connections.add(connect(qp, outReads, true));
+    }
+
+    private CmId connect(QueuePair qp, int outReads, boolean retryRejects) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            CmId id = newId();
+            if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) qp.modify(new QpAttr().state(QpState.RESET));
+            id.useQp(qp);
+            id.connect(host, port, param(outReads));
+            CmEvent e = await(id, EnumSet.of(CmEventType.ESTABLISHED));
+            if (e.type() == CmEventType.ESTABLISHED) return id;
+            if (!retryRejects || e.type() != CmEventType.REJECTED || e.status() != 8 || System.nanoTime() > deadline) {
+                throw new IOException("rdma_cm connect" + (retryRejects ? " of a test QP" : "") + " to " + host.getHostAddress() + " port " + port + ": RDMA_CM_EVENT_" + e.type()
+                        + (e.status() != 0 ? ", error " + e.status() : "") + (e.type() == CmEventType.REJECTED && e.status() == 8
+                        ? " (nobody listens on that port: start the server first)" : ""));
+            }
+            id.close();
+            sleep(RETRY_DELAY_MS);
+        }
+    }
+
+    /** Listens on the port, accepts one request per QP in order, stops listening (perftest destroys its listen id). */
+    private List<CmId> accept(List<QueuePair> qps, int outReads) throws IOException {
+        CmId listen = newId();
+        List<CmId> out = new ArrayList<>();
+        try {
+            listen.bind(port);
+            listen.listen(Math.max(1, qps.size()));
+            for (QueuePair qp : qps) {
+                CmEvent e = await(null, EnumSet.of(CmEventType.CONNECT_REQUEST));
+                if (e.type() != CmEventType.CONNECT_REQUEST) throw new IOException("waiting for a connect request: " + e);
+                CmId child = e.id();
+                all.add(child);
+                child.useQp(qp);
+                child.accept(param(outReads));
+                out.add(child);
+            }
+        } finally {
+            listen.close();
+        }
+        return out;
+    }
+
+    private static CmConnParam param(int outReads) {
+        return CmConnParam.defaults().responderResources(outReads).initiatorDepth(outReads).retryCount(7).rnrRetryCount(7);
+    }
+
+    private CmId newId() {
+        CmId id = CmId.create(agent, channel);
+        all.add(id);
+        return id;
+    }
+
+    /**
+     * The next event of {@code id} (null: any id) of one of {@code wanted}, or the first error event of it; every
+     * event taken is remembered for {@link #finish}. Fails after the timeout.
+     */
+    private CmEvent await(CmId id, Set<CmEventType> wanted) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            CmEvent e;
+            try {
+                e = channel.getEvent(SLICE);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
+            }
+            if (e == null) continue;
+            seen.computeIfAbsent(e.id(), k -> EnumSet.noneOf(CmEventType.class)).add(e.type());
+            if (id != null && e.id() != id) continue;
+            if (wanted.contains(e.type())) return e;
+            switch (e.type()) {
+                case REJECTED, UNREACHABLE, CONNECT_ERROR, DISCONNECTED -> {
+                    if (id != null) return e;
+                }
+                default -> {
+                }
+            }
+        }
+        throw new IOException("no rdma_cm " + wanted + " within " + timeout.toSeconds() + " s"
+                + (host != null ? " from " + host.getHostAddress() + " port " + port : " on port " + port));
+    }
+
+    @Override
+    public void finish() {
+        long deadline = System.nanoTime() + DISCONNECT_WAIT.toNanos();
+        if (host != null) {
+            // rdma_cm_disconnect_nodes: the client disconnects each test connection and waits for DISCONNECTED
+            for (CmId id : connections) disconnectQuietly(id);
+        }
+        while (System.nanoTime() < deadline && !allDisconnected()) {
+            try {
+                CmEvent e = channel.getEvent(SLICE);
+                if (e != null) seen.computeIfAbsent(e.id(), k -> EnumSet.noneOf(CmEventType.class)).add(e.type());
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        if (host != null && exchange != null) disconnectQuietly(exchange);
+    }
+
+    private boolean allDisconnected() {
+        for (CmId id : connections) {
+            Set<CmEventType> s = seen.get(id);
+            if (s == null || !s.contains(CmEventType.DISCONNECTED)) return false;
+        }
+        return true;
+    }
+
+    private static void disconnectQuietly(CmId id) {
+        try {
+            id.disconnect();
+        } catch (IllegalStateException ignored) {
+            // the peer was first
+        }
+    }
+
+    private static void sleep(long ms) throws IOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted");
+        }
+    }
+
+    @Override
+    public void close() {
+        for (int i = all.size() - 1; i >= 0; i--) {
+            try {
+                all.get(i).close();
+            } catch (RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+        channel.close();
+        agent.close();
+    }
+}

@@ -1,0 +1,204 @@
+package io.jroce.cli.rping;
+
+import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.cm.CmConnParam;
+import io.jroce.endpoint.cm.CmEvent;
+import io.jroce.endpoint.cm.CmEventType;
+import io.jroce.endpoint.cm.CmId;
+import io.jroce.wire.IpText;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jroce rping -s|-c}: rdma-core's {@code rping} (librdmacm/examples/rping.c), interoperable with it. The
+ * connection goes through the connection manager ({@link CmSide}); the data protocol is {@link RpingSession}.
+ */
+@Command(name = "rping",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "rping over the RDMA connection manager: -s waits for one client on -p, -c connects to -a. Each ping: the client "
+                    + "advertises a buffer, the server RDMA READs it and RDMA WRITEs it back into a second one.",
+            "Interoperates with rdma-core's rping (rping -s / rping -c -a ADDR) on rdma_rxe and NICs.",
+            "Exit status: 0 on success, 1 on failure (including a rejected or unanswered connect), 2 on bad usage."
+        })
+public final class RpingCommand implements Callable<Integer> {
+    /** rping's default port. */
+    static final int DEFAULT_PORT = 7174;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "-s", description = "Server side.")
+    boolean server;
+
+    @Option(names = "-c", description = "Client side.")
+    boolean client;
+
+    @Option(names = "-a", paramLabel = "ADDR", description = "Server: address to listen on (our device's address, like --bind); client: the server's address.")
+    String address;
+
+    @Option(names = "-I", paramLabel = "ADDR", description = "Client: source address (our device's address, like --bind).")
+    String source;
+
+    @Option(names = "-p", paramLabel = "PORT", defaultValue = "" + DEFAULT_PORT, description = "rdma_cm port (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "-C", paramLabel = "COUNT", defaultValue = "0", description = "Ping count (client; 0, the default, pings until interrupted).")
+    int count;
+
+    @Option(names = "-S", paramLabel = "SIZE", defaultValue = "64", description = "Ping data size, " + RpingSession.MIN_SIZE + ".." + RpingSession.MAX_SIZE + " (default: ${DEFAULT-VALUE}).")
+    int size;
+
+    @Option(names = "-v", description = "Display ping data to stdout.")
+    boolean verbose;
+
+    @Option(names = "-V", description = "Validate ping data (client).")
+    boolean validate;
+
+    @Option(names = "-d", description = "Debug output.")
+    boolean debug;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Give up after this many seconds without the connection coming up (0, the default: wait as rping does; "
+                    + "a client still gives up when the CM's retries run out).")
+    int timeoutSeconds;
+
+    @Mixin
+    DeviceOptions device = new DeviceOptions();
+
+    @Override
+    public Integer call() throws Exception {
+        if (server == client) usage("give exactly one of -s (server) and -c (client)");
+        if (size < RpingSession.MIN_SIZE || size > RpingSession.MAX_SIZE) {
+            usage("Invalid size " + size + " (valid range is " + RpingSession.MIN_SIZE + " to " + RpingSession.MAX_SIZE + ")");
+        }
+        if (count < 0) usage("Invalid count " + count);
+        if (port < 1 || port > 65535) usage("invalid -p " + port + ": must be 1..65535");
+        if (timeoutSeconds < 0) usage("invalid --timeout " + timeoutSeconds);
+        if (client && address == null) usage("a client needs -a ADDR (the server's address)");
+        if (server && source != null) usage("-I applies to a client only");
+        InetAddress local = device.bind(spec);
+        if (source != null) {
+            InetAddress src = DeviceOptions.address(spec, source, "-I");
+            if (local != null && !local.equals(src)) usage("-I and --bind name different addresses");
+            local = src;
+        }
+        InetAddress peer = null;
+        if (server) {
+            if (address != null) {
+                InetAddress a = DeviceOptions.address(spec, address, "-a");
+                if (local != null && !local.equals(a)) usage("-a and --bind name different addresses");
+                local = a;
+            }
+            if (local == null) usage("a server needs -a ADDR or --bind ADDR (the local address of its RoCE device)");
+        } else {
+            peer = DeviceOptions.address(spec, address, "-a");
+            if (local == null) local = LocalAddress.towards(peer);
+            peer = DeviceOptions.peerFor(spec, local, peer, "-a");
+        }
+        DeviceOptions.checkLocal(spec, local);
+        RpingSession.Options o = new RpingSession.Options(size, validate, verbose, debug);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Duration timeout = timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds);
+        try (Device dev = Device.open(device.config(spec, local));
+             MetricsExport exported = device.exportMetrics(spec, dev);
+             CmSide side = CmSide.open(dev, mtu(local), out, err, debug)) {
+            try {
+                return server ? runServer(side, dev, o, out, err, timeout) : runClient(side, dev, o, peer, out, err, timeout);
+            } finally {
+                out.flush();
+                device.report(err, dev);
+                device.printCounters(err, dev);
+            }
+        }
+    }
+
+    private int runServer(CmSide side, Device dev, RpingSession.Options o, PrintWriter out, PrintWriter err, Duration timeout)
+            throws IOException, InterruptedException {
+        CmId child = side.awaitRequest(port, timeout);
+        try (RpingSession s = new RpingSession(dev.allocPd(), true, o, out, err)) {
+            child.useQp(s.qp());
+            s.postFirstRecv();
+            child.accept(connParam());
+            if (!side.awaitEstablished(child, timeout, "server")) return 1;
+            s.disconnectedWhen(side::disconnected);
+            try {
+                s.runServer();
+            } catch (IOException e) {
+                err.println(e.getMessage());
+                err.println("rping server failed: -1");
+                return 1;
+            } finally {
+                side.disconnect(child);
+            }
+            return 0;
+        }
+    }
+
+    private int runClient(CmSide side, Device dev, RpingSession.Options o, InetAddress peer, PrintWriter out, PrintWriter err, Duration timeout)
+            throws IOException, InterruptedException {
+        try (RpingSession s = new RpingSession(dev.allocPd(), false, o, out, err)) {
+            CmId id = side.newId();
+            id.useQp(s.qp());
+            s.postFirstRecv();
+            if (debug) out.println("rdma_connect to " + IpText.of(peer) + " port " + port);
+            id.connect(peer, port, connParam());
+            if (!side.awaitEstablished(id, timeout, "client")) {
+                err.println("connect error -1");
+                return 1;
+            }
+            s.disconnectedWhen(side::disconnected);
+            try {
+                s.runClient(count);
+            } catch (IOException e) {
+                err.println(e.getMessage());
+                err.println("rping client failed: -1");
+                return 1;
+            } finally {
+                side.disconnect(id);
+            }
+            return 0;
+        }
+    }
+
+    /** The path MTU our CM accepts: --mtu, else the interface's (as rxe derives its own from the netdev). */
+    private Mtu mtu(InetAddress local) {
+        Mtu m = device.mtu(null);
+        return m != null ? m : LocalAddress.activeMtu(local);
+    }
+
+    /** rping_init_conn_param: responder resources 1, initiator depth 1, retry and RNR retry 7, no private data. */
+    static CmConnParam connParam() {
+        return CmConnParam.defaults().responderResources(1).initiatorDepth(1).retryCount(7).rnrRetryCount(7);
+    }
+
+    private void usage(String message) {
+        throw new ParameterException(spec.commandLine(), message);
+    }
+
+    /** rping's name for an event type ({@code rdma_event_str}). */
+    static String eventName(CmEventType t) {
+        return "RDMA_CM_EVENT_" + t.name();
+    }
+
+    /** rping's line for an error event: "cma event RDMA_CM_EVENT_REJECTED, error 8". */
+    static String errorLine(CmEvent e) {
+        return "cma event " + eventName(e.type()) + ", error " + e.status();
+    }
+}
