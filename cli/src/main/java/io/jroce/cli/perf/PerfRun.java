@@ -44,7 +44,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** What the command decided. */
-    record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
+    /** {@code oob}: the local address of the TCP exchange (--oob), or null: a server listens on {@code local}, a client connects from any. */
+    record Settings(Test test, InetAddress host, InetAddress local, InetAddress oob, int port, long size, long iters, Duration duration,
                     Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType) {
         /** -D: run for {@code duration} instead of {@code iters}. */
         boolean timed() {
@@ -109,14 +110,14 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     int run() throws IOException, InterruptedException {
         PerftestHandshake hs;
         if (client) {
-            hs = PerftestHandshake.connect(s.host(), s.port(), null, s.timeout());
+            hs = PerftestHandshake.connect(s.host(), s.port(), s.oob(), s.timeout());
         } else {
             print("");
             print("************************************");
             print("* Waiting for client to connect... *");
             print("************************************");
             flush();
-            hs = PerftestHandshake.accept(s.local(), s.port(), s.timeout());
+            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.timeout());
         }
         try (hs) {
             PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());

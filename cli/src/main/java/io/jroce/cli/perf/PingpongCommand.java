@@ -91,6 +91,9 @@ public final class PingpongCommand implements Callable<Integer> {
     PeerWaits waits = new PeerWaits();
 
     @Mixin
+    OobOptions oob = new OobOptions();
+
+    @Mixin
     DeviceOptions device = new DeviceOptions();
 
 
@@ -106,11 +109,12 @@ public final class PingpongCommand implements Callable<Integer> {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
+        if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        InetAddress oobLocal = oob.local(spec);
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
-                int rc = run(dev, peerHost, local, p, waits.timeout);
+                int rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -136,7 +140,7 @@ public final class PingpongCommand implements Callable<Integer> {
         return new Params((int) size, (int) iters, device.mtu(Mtu.MTU_1024), rxDepth);
     }
 
-    private int run(Device dev, InetAddress peerHost, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
+    private int run(Device dev, InetAddress peerHost, InetAddress oobLocal, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
         boolean client = peerHost != null;
         ProtectionDomain pd = dev.allocPd();
         // as rc_pingpong.c pp_init_ctx: the region local write only, the QP no remote access (SEND/RECV only)
@@ -157,9 +161,9 @@ public final class PingpongCommand implements Callable<Integer> {
 
         PeerInfo remote;
         if (client) {
-            remote = RcPingpongHandshake.client(peerHost, port, null, me, timeout);
+            remote = RcPingpongHandshake.client(peerHost, port, oobLocal, me, timeout);
         } else {
-            remote = RcPingpongHandshake.server(local, port, me, timeout, r -> {
+            remote = RcPingpongHandshake.server(oobLocal != null ? oobLocal : local, port, me, timeout, r -> {
                 RcPingpongHandshake.requireRoutable(r, me.gid());
                 RcConnect.connect(qp, r.rcPeer(), psn, params);
             });
