@@ -57,6 +57,10 @@ network_up() {
   in_ns ip link set "$BRIDGE" mtu "$MTU"
   in_ns ip addr replace "$NET.1/24" dev "$BRIDGE"
   in_ns ip -6 addr replace "$NET6:1/64" dev "$BRIDGE" nodad
+  # The host stack computes its UDP checksums in full instead of leaving them to "hardware" (the bridge and
+  # taps would pass a partial sum on to the guest): a capture then shows the checksum a real NIC would send,
+  # and the guest's UDP layer verifies it.
+  in_ns ethtool -K "$BRIDGE" tx off > /dev/null 2>&1 || echo "lab.sh: ethtool -K $BRIDGE tx off failed (ethtool missing?)" >&2
   in_ns ip link set "$BRIDGE" up
 }
 
