@@ -299,6 +299,10 @@ wire_check() { # DIR GUEST
       END { printf "%d %d %d %d %d %d", r, rz, j, jz, jg, jp }' "$d/wire-udp-checksums.txt")"
     [ "$jz" = 0 ] || why+="jroce sent $jz of $j datagrams with UDP checksum 0 over IPv6; "
     wnote="wire: $n packets, ICRC exact; UDP checksum from rxe 0 in $rz/$r, from jroce correct in $jg/$j"
+    # jroce's --pcap (from the socket) and the tap should hold the same datagrams; a difference is noted
+    local jn
+    jn=$(sed -n 's/^\([0-9]*\) RoCEv2 packets.*/\1/p' "$d/inspect.txt" 2>/dev/null)
+    [ "${jn:-x}" = "$n" ] || wnote+="; jroce's capture has ${jn:-no} packets"
     [ "$jp" = 0 ] || wnote+=", a pseudo-header sum (checksum offload) in $jp/$j"
   fi
 }
