@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Interop check: jroce (host side, inside netns rxelab on 10.77.0.1) against Linux Soft-RoCE (rdma_rxe)
-# running the real ibv_rc_pingpong, ibv_ud_pingpong and perftest tools in QEMU guests: the project's lab, integration-tests/rxe/lab.
+# Interop check: jroce (host side, inside netns rxelab on 10.77.0.1 / fd77::1) against Linux Soft-RoCE (rdma_rxe)
+# running the real ibv_rc_pingpong, ibv_ud_pingpong, rping and perftest tools in QEMU guests: the project's lab,
+# integration-tests/rxe/lab.
 #
-#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R; both roles)
+#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R; both
+#                                              roles; one pingpong over IPv6)
 #   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, rping and
-#                                              perftest -R (rdma_cm) with the CM's failure paths, then the loss cases
+#                                              perftest -R (rdma_cm) with the CM's failure paths, the loss cases, IPv6
 #   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
+#   integration-tests/rxe/interop.sh --ipv6    only the IPv6 cases (RoCEv2 over IPv6, rxe's IPv6 GID index)
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
 #
@@ -25,17 +28,18 @@ LAB=$HERE/lab
 LAB_CACHE=${JROCE_LAB_CACHE:-/var/tmp/jroce-rxe-lab}
 NS=rxelab
 JAR=$REPO/cli/target/jroce.jar
-HOST_IP=10.77.0.1
-declare -A GIP=([A]=10.77.0.11 [B]=10.77.0.12)
-FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3
+HOST_IP=10.77.0.1 HOST_IP6=fd77::1
+declare -A GIP=([A]=10.77.0.11 [B]=10.77.0.12) GIP6=([A]=fd77::11 [B]=fd77::12)
+FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3 IPV6_ONLY=0
 while [ $# -gt 0 ]; do
   case $1 in
     --full) FULL=1 ;;
     --loss) LOSS_ONLY=1 ;;
+    --ipv6) IPV6_ONLY=1 ;;
     --loss-percent) LOSS=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -45,7 +49,7 @@ OUT=${OUT:-$(mktemp -d /tmp/jroce-rxe-interop.XXXX)}
 mkdir -p "$OUT"
 T0=$SECONDS
 PASSED=0 FAILED=0 LABFAIL=0
-JPID=
+JPID= WPID=
 
 log() { printf '%s\n' "$*"; }
 elapsed() { echo $((SECONDS - $1)); }
@@ -53,6 +57,7 @@ elapsed() { echo $((SECONDS - $1)); }
 cleanup() {
   local rc=$?
   if [ -n "$JPID" ] && kill -0 "$JPID" 2>/dev/null; then kill "$JPID" 2>/dev/null || true; fi
+  if [ -n "$WPID" ] && kill -0 "$WPID" 2>/dev/null; then kill "$WPID" 2>/dev/null || true; fi
   "$LAB/lab.sh" stop > "$OUT/lab-stop.log" 2>&1 || true
   log "interop: $PASSED passed, $FAILED failed, $LABFAIL lab failures in $((SECONDS - T0)) s; logs in $OUT"
   exit "$rc"
@@ -70,12 +75,12 @@ if [ ! -f "$JAR" ]; then
   log "interop: building $JAR"
   (cd "$REPO" && mvn -B -ntp -q -pl cli -am package -DskipTests) > "$OUT/mvn.log" 2>&1 || { log "FAIL: build: see $OUT/mvn.log"; exit 1; }
 fi
-if [ ! -e "$LAB_CACHE/disk.img" ]; then
-  log "interop: building the rxe lab in $LAB_CACHE (first time: several minutes)"
-  t=$SECONDS
-  "$LAB/build.sh" > "$OUT/lab-build.log" 2>&1 || { log "LAB: build.sh failed: $(tail -1 "$OUT/lab-build.log")"; exit 3; }
-  log "interop: lab built in $(elapsed $t) s"
-fi
+# build.sh is cheap when the image is up to date, and remakes it when this checkout's guest-init differs from
+# the one in the image (the IPv6 cases need a guest-init that sets up IPv6 and reports rxe's GID indexes).
+[ -e "$LAB_CACHE/disk.img" ] || log "interop: building the rxe lab in $LAB_CACHE (first time: several minutes)"
+t=$SECONDS
+"$LAB/build.sh" > "$OUT/lab-build.log" 2>&1 || { log "LAB: build.sh failed: $(tail -1 "$OUT/lab-build.log")"; exit 3; }
+grep -q 'disk image up to date' "$OUT/lab-build.log" || log "interop: lab image made in $(elapsed $t) s"
 boot() {
   local t=$SECONDS try
   for try in 1 2; do
@@ -91,15 +96,28 @@ boot() {
 }
 boot || { LABFAIL=$((LABFAIL + 1)); log "LAB: guests did not boot twice (logs: $OUT/lab-start.*.log)"; exit 3; }
 
+# rxe0's GID index of each guest's IPv4 and IPv6 address, as guest-init found them (lab.sh gid; measured: 1 and 2,
+# after the link-local GID at 0). The tools' -g/-x take it; jroce's own GID table has one entry, 0.
+declare -A GID4 GID6
+for g in A B; do
+  GID4[$g]=$("$LAB/lab.sh" gid "$g" 4) || { LABFAIL=$((LABFAIL + 1)); log "LAB: guest $g: no IPv4 GID index"; exit 3; }
+  GID6[$g]=$("$LAB/lab.sh" gid "$g" 6) || { LABFAIL=$((LABFAIL + 1)); log "LAB: guest $g: no IPv6 GID index"; exit 3; }
+done
+log "interop: rxe GID indexes: A IPv4 ${GID4[A]} IPv6 ${GID6[A]}, B IPv4 ${GID4[B]} IPv6 ${GID6[B]}"
+
 # The rxe counters that must not move during a case (rxe has no ICRC counter: a bad ICRC is a dropped packet,
 # logged as "bad ICRC" in dmesg, and shows up as a sequence error or retry on one side or the other).
 # Hard errors fail a case; completer_retry_err/duplicate_request (one rxe retransmission after its 67 ms timer) are
 # only noted: they also happen rxe<->rxe under QEMU TCG (measured: ibv_rc_pingpong -s 4096 -n 20 between the two
 # guests gave completer_retry_err +1 on one side and duplicate_request +4 on the other).
-RXE_BAD='out_of_seq_request|rcvd_seq_err|retry_exceeded_err|retry_rnr_exceeded_err|send_err|bad_icrc_log'
+# The guest's UDP checksum errors (Udp6InCsumErrors in /proc/net/snmp6, InCsumErrors of the Udp: lines in
+# /proc/net/snmp) must not move either: the guest's UDP layer verifies jroce's checksums before rxe sees them.
+RXE_BAD='out_of_seq_request|rcvd_seq_err|retry_exceeded_err|retry_rnr_exceeded_err|send_err|bad_icrc_log|udp_in_csum_errors|udp6_in_csum_errors'
 RXE_NOTE='completer_retry_err|duplicate_request'
 rxe_counters() { # guest -> "name value" lines
-  gx -t 60 "$1" 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done; echo "bad_icrc_log $(dmesg | grep -c "bad ICRC" || true)"'
+  gx -t 60 "$1" 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done; echo "bad_icrc_log $(dmesg | grep -c "bad ICRC" || true)"
+    awk '"'"'$1 == "Udp6InCsumErrors" {print "udp6_in_csum_errors", $2}'"'"' /proc/net/snmp6
+    awk '"'"'$1 == "Udp:" {if (!n) {n = split($0, h)} else for (i = 2; i <= n; i++) if (h[i] == "InCsumErrors") print "udp_in_csum_errors", $i}'"'"' /proc/net/snmp'
 }
 guest_alive() { gx -t 60 "$1" true >/dev/null 2>&1; }
 
@@ -107,36 +125,66 @@ guest_alive() { gx -t 60 "$1" true >/dev/null 2>&1; }
 # case NAME ROLE GUEST_CMD JROCE_ARGS
 #   ROLE guest-server: the guest tool listens (on A), jroce connects to it;
 #   ROLE jroce-server: jroce listens on 10.77.0.1, the guest tool (on B) connects.
-# GUEST_CMD is the tool's command line without the server address; JROCE_ARGS jroce's arguments after the
-# jar, without HOST/--bind/--pcap.
+# GUEST_CMD is the tool's command line without the server address, "@GID@" standing for the guest's GID index
+# of the IP version under test; JROCE_ARGS jroce's arguments after the jar, without HOST/--bind/--pcap.
+#
+# IP version (set by ip_version): FAM=4, or FAM=6 for RoCEv2 over IPv6 (jroce binds fd77::1, the tools use rxe's
+# IPv6 GID index). The TCP exchange that carries QPN, PSN and GID stays on IPv4 where the tool wants it:
+# perftest 4.5 exchanges over AF_INET only and ibv_rc_pingpong's server listens on 0.0.0.0, so jroce connects to
+# the guest's IPv4 address and a jroce server listens on --oob 10.77.0.1 for perftest. ibv_rc_pingpong's client
+# connects to any address family, so with EXCH=6 (the pingpong cases with jroce as server) the exchange runs over
+# IPv6 too, to fd77::1. Over IPv6 each case also captures the guest's tap (wire.pcap: what rxe really sent and
+# received, UDP checksums included) and checks it as it checks jroce's own capture.
+FAM=4 EXCH=4 WIRE=
+ip_version() { # 4 | 6
+  FAM=$1 EXCH=4 WIRE=
+  if [ "$1" = 6 ]; then PREFIX=ipv6-; WIRE=1; else PREFIX=; fi
+}
 run_case() {
-  local name=$PREFIX$1 role=$2 gcmd=$3 jargs=$4 g t=$SECONDS why= jid jrc grc dir=$OUT/$PREFIX$1
+  local name=$PREFIX$1 role=$2 gcmd=$3 jargs=$4 g t=$SECONDS why= jid jrc grc dir=$OUT/$PREFIX$1 wnote=
   if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
   mkdir -p "$dir"
   if [ "$role" = guest-server ]; then g=A; else g=B; fi
+  local bind=$HOST_IP oob= to=$HOST_IP gid=${GID4[$g]}
+  if [ "$FAM" = 6 ]; then
+    bind=$HOST_IP6 gid=${GID6[$g]}
+    if [ "$EXCH" = 6 ]; then to=$HOST_IP6; else oob="--oob $HOST_IP"; fi
+  fi
+  gcmd=${gcmd//@GID@/$gid}
+  if [ "$role" = guest-server ]; then
+    printf '%s\n' "guest A: $gcmd" "jroce: $jargs ${GIP[A]} --bind $bind" > "$dir/case.txt"
+  else
+    printf '%s\n' "jroce: $jargs --bind $bind $oob" "guest B: $gcmd $to" > "$dir/case.txt"
+  fi
   if ! guest_alive "$g"; then
     LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g does not answer"; return 0
   fi
   rxe_counters "$g" > "$dir/rxe-before.txt" 2>&1 || true
+  [ "$FAM" = 4 ] || neighbour6 "$g"
+  if [ -n "$WIRE" ] && ! wire_start "$g" "$dir"; then
+    FAILED=$((FAILED + 1)); log "FAIL: $name: tcpdump on rxetap$g did not start ($(tail -1 "$dir/tcpdump.err"))"; return 0
+  fi
   local lb=
   [ -z "$LOSSY" ] || lb=$(loss_counts)
   # shellcheck disable=SC2086
   # JROCE_ARGS with @HOST@ (rping -a @HOST@) name the server there instead of as a last argument
-  local jhost=${GIP[A]}
-  if [[ $jargs == *@HOST@* ]]; then jargs=${jargs//@HOST@/${GIP[A]}}; jhost=; fi
+  # (the guest's address of the IP version under test: rdma_cm has no TCP exchange, it resolves that address)
+  local jhost=${GIP[A]} chost=${GIP[A]}
+  [ "$FAM" = 4 ] || chost=${GIP6[A]}
+  if [[ $jargs == *@HOST@* ]]; then jargs=${jargs//@HOST@/$chost}; jhost=; fi
   if [ "$role" = guest-server ]; then
     jid=$(gx -b A "$gcmd")
     set +e
     # the connection manager cases: the guest's rdma_cm listener must be up before jroce's REQ (else REJ 8)
     [[ $gcmd == rping* || $gcmd == *" -R"* ]] && sleep 2
-    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$HOST_IP" --pcap "$dir/jroce.pcap" \
+    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$bind" --pcap "$dir/jroce.pcap" \
       --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
     jrc=$?
     gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
     grc=$?
     set -e
   else
-    nsx java -jar "$JAR" $jargs --bind "$HOST_IP" --pcap "$dir/jroce.pcap" --counters --timeout 60 \
+    nsx java -jar "$JAR" $jargs --bind "$bind" $oob --pcap "$dir/jroce.pcap" --counters --timeout 60 \
       > "$dir/jroce.out" 2> "$dir/jroce.err" &
     JPID=$!
     local i
@@ -152,7 +200,7 @@ run_case() {
       sleep 0.2
     done
     set +e
-    gx -t 240 B "$gcmd $HOST_IP" > "$dir/guest.out" 2>&1
+    gx -t 240 B "$gcmd $to" > "$dir/guest.out" 2>&1
     grc=$?
     local w=0
     while kill -0 "$JPID" 2>/dev/null && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
@@ -163,6 +211,7 @@ run_case() {
     set -e
   fi
   rxe_counters "$g" > "$dir/rxe-after.txt" 2>&1 || true
+  [ -z "$WIRE" ] || wire_stop
   local counters icrc
   counters=$(grep '^counters device' "$dir/jroce.err" || true)
   icrc=$(sed -n 's/.*drop_icrc=\([0-9]*\).*/\1/p' <<< "$counters")
@@ -206,12 +255,87 @@ run_case() {
       [ "$bad" = 0 ] || why+="tshark: $bad frames malformed or not decoded as InfiniBand; "
     fi
   fi
+  [ -z "$WIRE" ] || wire_check "$dir" "$g"
   if [ -z "$why" ]; then
-    PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [$note]}$(jroce_recovery "$dir")"
+    PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [$note]}$(jroce_recovery "$dir")${wnote:+ [$wnote]}"
   elif ! guest_alive "$g"; then
     LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g stopped answering (emulation); ${why%; }"
   else
     FAILED=$((FAILED + 1)); log "FAIL: $name: ${why%; } (logs: $dir)"
+  fi
+}
+
+# Resolve the guest's IPv6 neighbour entry before an IPv6 case. Over IPv4 the TCP exchange has resolved the
+# guest's MAC by ARP before the first RoCE packet; over IPv6 with the exchange on IPv4 nothing has, and a
+# neighbour still unresolved holds only unres_qlen_bytes (212992) of datagrams, dropping the oldest: in the
+# first IPv6 run jroce's first 64 KiB SEND burst at MTU 1024 lost its first 36 packets there, rxe NAKed the gap
+# (out_of_seq_request +1) and jroce went back and resent them. One datagram to the discard port starts neighbour
+# discovery (the guest learns our address from the solicitation); then wait until the entry is usable.
+neighbour6() { # GUEST
+  local a=${GIP6[$1]} i
+  nsx bash -c "echo > /dev/udp/$a/9" 2>/dev/null || true
+  for i in $(seq 1 50); do
+    nsx ip -6 neigh show "$a" dev rxebr0 | grep -qE 'REACHABLE|STALE|DELAY|PROBE|PERMANENT' && return 0
+    sleep 0.1
+  done
+  log "interop: fd77:: neighbour $a not resolved after 5 s"
+}
+
+# The wire capture of an IPv6 case: tcpdump on the guest's tap (the bridge port), so it holds the frames as rxe
+# sent them and as rxe received them, which jroce's --pcap (written from the socket) cannot show: the IPv6
+# header rxe wrote and the UDP checksums. wire_check appends to the caller's $why and sets $wnote.
+wire_start() { # GUEST DIR
+  # not through nsx: $! must be tcpdump itself (ip netns exec execs it), not a subshell that would outlive it
+  ip netns exec "$NS" tcpdump -i "rxetap$1" -s 0 -U -w "$2/wire.pcap" 'udp port 4791' 2> "$2/tcpdump.err" &
+  WPID=$!
+  local i
+  for i in $(seq 1 100); do
+    grep -q 'listening on' "$2/tcpdump.err" && return 0
+    kill -0 "$WPID" 2>/dev/null || break
+    sleep 0.1
+  done
+  return 1
+}
+wire_stop() {
+  sleep 0.3 # the last ACK may still be on its way through the bridge
+  # TERM, not INT: a script's background jobs ignore SIGINT; tcpdump flushes its file on either
+  kill -TERM "$WPID" 2>/dev/null || true
+  wait "$WPID" 2>/dev/null || true
+  WPID=
+}
+wire_check() { # DIR GUEST
+  local d=$1 g=$2 n
+  if [ ! -s "$d/wire.pcap" ]; then why+="no wire capture; "; return; fi
+  # jroce inspect checks every ICRC exactly over the captured IPv6 header (no IPv4 ID to solve for); exit 1 on
+  # any malformed packet or bad ICRC
+  java -jar "$JAR" inspect "$d/wire.pcap" > "$d/wire-inspect.txt" 2>&1 \
+    || why+="the wire capture has malformed packets or bad ICRCs (wire-inspect.txt); "
+  n=$(sed -n 's/^\([0-9]*\) RoCEv2 packets.*/\1/p' "$d/wire-inspect.txt")
+  [ "${n:-0}" -gt 0 ] || why+="no RoCEv2 packet in the wire capture; "
+  if command -v tshark >/dev/null; then
+    local bad
+    bad=$(tshark -r "$d/wire.pcap" --disable-protocol rpcordma -o infiniband.identify_payload:FALSE \
+      -Y '_ws.malformed || !infiniband || !ipv6' 2>/dev/null | wc -l)
+    [ "$bad" = 0 ] || why+="tshark: $bad wire frames malformed, not IPv6 or not InfiniBand; "
+    # UDP checksums, per sender: rdma_rxe writes 0 (rxe_net.c prepare_udp_hdr), which IPv6 forbids (RFC 8200
+    # 8.1) and which jroce accepts with UDP_NO_CHECK6_RX; jroce's socket gets the kernel's real checksum, which
+    # must be there (a 0 from jroce fails the case). lab.sh turns the bridge's TX checksum offload off so that
+    # the kernel computes it in full; with offload on, the capture holds only the pseudo-header sum that the
+    # receiver's side completes ("a pseudo-header sum" below).
+    tshark -r "$d/wire.pcap" -o udp.check_checksum:TRUE -T fields -e ipv6.src -e udp.checksum -e udp.checksum.status \
+      2>/dev/null > "$d/wire-udp-checksums.txt"
+    local r rz j jz jg jp
+    read -r r rz j jz jg jp <<< "$(awk -v rxe="${GIP6[$g]}" -v us="$HOST_IP6" '
+      $1 == rxe { r++; if ($2 == "0x0000") rz++ }
+      $1 == us  { j++; if ($2 == "0x0000") jz++; else if ($3 == 1) jg++; else jp++ }
+      END { printf "%d %d %d %d %d %d", r, rz, j, jz, jg, jp }' "$d/wire-udp-checksums.txt")"
+    [ "$jz" = 0 ] || why+="jroce sent $jz of $j datagrams with UDP checksum 0 over IPv6; "
+    wnote="wire: $n packets, ICRC exact; UDP checksum from rxe 0 in $rz/$r, from jroce correct in $jg/$j"
+    # jroce's --pcap (from the socket) and the tap should hold the same datagrams; a difference is noted
+    local jn
+    jn=$(sed -n 's/^\([0-9]*\) RoCEv2 packets.*/\1/p' "$d/inspect.txt" 2>/dev/null)
+    [ "${jn:-x}" = "$n" ] || wnote+="; jroce's capture has ${jn:-no} packets"
+    [ "$jp" = 0 ] || wnote+=", a pseudo-header sum (checksum offload) in $jp/$j"
   fi
 }
 
@@ -257,15 +381,15 @@ summary() {
   echo "${out%;}"
 }
 
-PP="ibv_rc_pingpong -d rxe0 -g 1"
-PT="-d rxe0 -x 1 -F"
+PP="ibv_rc_pingpong -d rxe0 -g @GID@"
+PT="-d rxe0 -x @GID@ -F"
 pingpong() { # mtu size iters
   run_case "pingpong-m$1-s$2-guest-server" guest-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
   run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3" "pingpong -m $1 -s $2 -n $3"
 }
 # ibv_ud_pingpong: UD SEND ping-pong, Q_Key 0x11111111, receive buffers of size + 40 (GRH). jroce's -m is its port
 # MTU, which bounds a UD message (rxe's is 4096 on the lab's 9000-byte links; ud_pingpong has no -m).
-UDPP="ibv_ud_pingpong -d rxe0 -g 1"
+UDPP="ibv_ud_pingpong -d rxe0 -g @GID@"
 udpingpong() { # jroce-port-mtu size iters
   run_case "ud_pingpong-s$2-guest-server" guest-server "$UDPP -s $2 -n $3" "pingpong --ud -m $1 -s $2 -n $3 --chk"
   run_case "ud_pingpong-s$2-jroce-server" jroce-server "$UDPP -s $2 -n $3" "pingpong --ud -m $1 -s $2 -n $3"
@@ -279,7 +403,7 @@ perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A T
   run_case "$tag-m$m-s$s-jroce-server" jroce-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n $extra"
 }
 
-log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
+log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $IPV6_ONLY = 1 ] && echo IPv6; } || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
 rping_case() { # size: rdma-core's rping with -V -C 10, both roles
   run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
   run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
@@ -341,8 +465,36 @@ lossy() { # the loss cases: data-checked pingpong and write/read bandwidth, both
   perf ib_write_bw write 1024 65536 50
   loss_off
 }
+ipv6() { # RoCEv2 over IPv6, both roles: data-checked pingpong at two MTUs, the three bandwidth tests, a latency
+          # test and atomics (see ip_version for the exchange's address family)
+  ip_version 6
+  log "interop: IPv6 cases, jroce on $HOST_IP6, rxe GID index ${GID6[A]} (A) / ${GID6[B]} (B)"
+  pingpong6 1024 9000 20
+  pingpong6 4096 64 20
+  perf ib_write_bw write 4096 65536 20
+  perf ib_read_bw read 4096 65536 20
+  perf ib_send_bw send 1024 65536 20
+  perf ib_write_lat write 4096 2 100
+  perf ib_atomic_bw atomic 4096 8 20 "-A FETCH_AND_ADD"
+  perf ib_atomic_lat atomic 4096 8 100 "-A CMP_AND_SWAP"
+  # rping over IPv6: rdma_cm resolves the GID from the IP address itself (no @GID@) and its exchange is the CM's
+  # MADs over RoCE, so there is no TCP exchange and no --oob: both roles address each other by fd77::
+  run_case "rping-S64-guest-server" guest-server "rping -s -a ${GIP6[A]} -V -C 10 -S 64" "rping -c -a @HOST@ -V -C 10 -S 64"
+  EXCH=6
+  run_case "rping-S64-jroce-server" jroce-server "rping -c -V -C 10 -S 64 -a" "rping -s -d -V -S 64"
+  EXCH=4
+  ip_version 4
+}
+pingpong6() { # mtu size iters: pingpong with -c; jroce as server exchanges over IPv6 (the guest connects to fd77::1)
+  run_case "pingpong-m$1-s$2-guest-server" guest-server "$PP -m $1 -s $2 -n $3 -c" "pingpong -m $1 -s $2 -n $3 -c"
+  EXCH=6
+  run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3 -c" "pingpong -m $1 -s $2 -n $3 -c"
+  EXCH=4
+}
 if [ $LOSS_ONLY = 1 ]; then
   lossy
+elif [ $IPV6_ONLY = 1 ]; then
+  ipv6
 elif [ $FULL = 0 ]; then
   pingpong 1024 4096 20
   perf ib_write_bw write 4096 65536 20
@@ -350,6 +502,9 @@ elif [ $FULL = 0 ]; then
   run_case "atomic_bw-FETCH_AND_ADD-m4096-guest-server" guest-server "ib_atomic_bw $PT -m 4096 -n 20 -A FETCH_AND_ADD" "perf atomic -m 4096 -n 20"
   run_case "rping-S64-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S 64" "rping -c -a @HOST@ -V -C 10 -S 64"
   run_case "write_bw-R-s65536-jroce-server" jroce-server "ib_write_bw $PT -R -s 65536 -n 20" "perf write -R -s 65536 -n 20"
+  ip_version 6
+  run_case "pingpong-m1024-s9000-guest-server" guest-server "$PP -m 1024 -s 9000 -n 20 -c" "pingpong -m 1024 -s 9000 -n 20 -c"
+  ip_version 4
 else
   rping_case 64
   rping_case 4096
@@ -383,6 +538,7 @@ else
   done
   for s in 64 2048 4096; do udpingpong 4096 $s 20; done
   lossy
+  ipv6
 fi
 [ $LABFAIL = 0 ] || exit 3
 [ $FAILED = 0 ] || exit 1

@@ -3,7 +3,8 @@
 #
 #   lab.sh start [N]                   boot N guests (1: A, 2: A and B; default 2), wait until rxe0 is up in each
 #   lab.sh stop                        stop the guests, delete the namespace (and with it bridge and taps)
-#   lab.sh status                      guests, addresses, links
+#   lab.sh status                      guests, addresses, rxe GID indexes, links
+#   lab.sh gid GUEST 4|6               rxe0's GID index of the guest's IPv4 (its IPv4-mapped GID) or IPv6 address
 #   lab.sh exec [-t SECS] GUEST CMD    run CMD (bash; "-" reads it from stdin) as root in GUEST, print its
 #                                      output, exit with its status; 124 when it outlives SECS (default 120)
 #   lab.sh exec -b GUEST CMD           start CMD in GUEST and print a job id without waiting
@@ -11,8 +12,9 @@
 #   lab.sh console GUEST               the guest's serial console (kernel log, init messages)
 #
 # Network, all of it inside namespace rxelab, so no lab traffic reaches the host's own interfaces:
-#   bridge rxebr0 10.77.0.1/24 (the host-side peer, e.g. jroce, binds here: ip netns exec rxelab ...)
-#   guest A 10.77.0.11 on tap rxetapA, guest B 10.77.0.12 on tap rxetapB
+#   bridge rxebr0 10.77.0.1/24 and fd77::1/64 (the host-side peer, e.g. jroce, binds here: ip netns exec rxelab ...)
+#   guest A 10.77.0.11 and fd77::11 on tap rxetapA, guest B 10.77.0.12 and fd77::12 on tap rxetapB
+# IPv6 addresses are added without duplicate address detection (nodad), so they work at once.
 # MTU 9000 everywhere, so that rxe's active MTU is 4096. QEMU itself runs in the namespace.
 #
 # Environment: JROCE_LAB_CACHE (default /var/tmp/jroce-rxe-lab), JROCE_LAB_ACCEL (tcg, the default, or kvm),
@@ -26,11 +28,12 @@ MEM=${JROCE_LAB_MEM:-1024}
 NS=rxelab
 BRIDGE=rxebr0
 NET=10.77.0
+NET6=fd77:
 MTU=9000
 GUESTS=(A B)
 STATE=$CACHE/guests
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 die() { echo "lab.sh: $*" >&2; exit "${2:-1}"; }
 
 guest_host() { # GUEST -> last byte of its address (and of its MAC)
@@ -50,9 +53,14 @@ network_up() {
   ns_exists || ip netns add "$NS"
   in_ns ip link set lo up
   in_ns ip link show "$BRIDGE" > /dev/null 2>&1 \
-    || in_ns ip link add "$BRIDGE" type bridge stp_state 0 forward_delay 0
+    || in_ns ip link add "$BRIDGE" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
   in_ns ip link set "$BRIDGE" mtu "$MTU"
   in_ns ip addr replace "$NET.1/24" dev "$BRIDGE"
+  in_ns ip -6 addr replace "$NET6:1/64" dev "$BRIDGE" nodad
+  # The host stack computes its UDP checksums in full instead of leaving them to "hardware" (the bridge and
+  # taps would pass a partial sum on to the guest): a capture then shows the checksum a real NIC would send,
+  # and the guest's UDP layer verifies it.
+  in_ns ethtool -K "$BRIDGE" tx off > /dev/null 2>&1 || echo "lab.sh: ethtool -K $BRIDGE tx off failed (ethtool missing?)" >&2
   in_ns ip link set "$BRIDGE" up
 }
 
@@ -70,7 +78,7 @@ boot() { # GUEST
     -machine q35,accel="$ACCEL" -cpu "$cpu" -smp "$CPUS" -m "$MEM" \
     -nodefaults -no-user-config -display none -no-reboot \
     -kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.img" \
-    -append "console=ttyS0 root=/dev/vda rw init=/sbin/jroce-lab-init panic=-1 net.ifnames=0 lab.name=$g lab.addr=$NET.$h/24 lab.mtu=$MTU" \
+    -append "console=ttyS0 root=/dev/vda rw init=/sbin/jroce-lab-init panic=-1 net.ifnames=0 lab.name=$g lab.addr=$NET.$h/24 lab.addr6=$NET6:$h/64 lab.mtu=$MTU" \
     -drive file="$CACHE/disk.img",format=raw,if=virtio,snapshot=on \
     -netdev tap,id=net0,ifname="rxetap$g",script=no,downscript=no \
     -device virtio-net-pci,netdev=net0,mac="52:54:00:77:00:$h" \
@@ -91,7 +99,7 @@ await_up() { # GUEST TIMEOUT
     fi
     sleep 0.5
   done
-  echo "guest $g up after $(($(date +%s) - $(< "$dir/started"))) s: $(grep -E '^(kernel|boot_seconds)=' "$dir/share/up" | tr '\n' ' ')"
+  echo "guest $g up after $(($(date +%s) - $(< "$dir/started"))) s: $(grep -E '^(kernel|boot_seconds|gid4|gid6)=' "$dir/share/up" | tr '\n' ' ')"
 }
 
 cmd_start() {
@@ -103,7 +111,7 @@ cmd_start() {
   network_up
   for g in "${GUESTS[@]:0:n}"; do boot "$g"; done
   for g in "${GUESTS[@]:0:n}"; do await_up "$g" "$timeout"; done
-  echo "lab: netns $NS, bridge $BRIDGE $NET.1/24, accel $ACCEL, $CPUS vcpu, $MEM MiB, mtu $MTU"
+  echo "lab: netns $NS, bridge $BRIDGE $NET.1/24 $NET6:1/64, accel $ACCEL, $CPUS vcpu, $MEM MiB, mtu $MTU"
 }
 
 # ------------------------------------------------------------------------------------------------ stop
@@ -128,12 +136,32 @@ cmd_status() {
   local g p
   for g in "${GUESTS[@]}"; do
     if p=$(qemu_pid "$g"); then
-      echo "guest $g: running (qemu pid $p), $NET.$(guest_host "$g"), $([ -e "$STATE/$g/share/up" ] && echo up || echo booting)"
+      if [ -e "$STATE/$g/share/up" ]; then
+        echo "guest $g: running (qemu pid $p), up, $NET.$(guest_host "$g") (rxe GID index $(up_value "$g" gid4)), $NET6:$(guest_host "$g") (rxe GID index $(up_value "$g" gid6))"
+      else
+        echo "guest $g: running (qemu pid $p), booting"
+      fi
     else
       echo "guest $g: not running"
     fi
   done
   if ns_exists; then in_ns ip -br addr; in_ns bridge link; else echo "netns $NS: absent"; fi
+}
+
+up_value() { # GUEST KEY -> KEY's value in the guest's "up" file (guest-init writes it), "?" when absent
+  local v
+  v=$(sed -n "s/^$2=//p" "$STATE/$1/share/up" 2> /dev/null)
+  echo "${v:-?}"
+}
+
+cmd_gid() { # GUEST 4|6
+  [ $# -eq 2 ] && [[ $2 =~ ^[46]$ ]] || usage
+  guest_host "$1" > /dev/null
+  [ -e "$STATE/$1/share/up" ] || die "guest $1 is not up" 3
+  local v
+  v=$(up_value "$1" "gid$2")
+  [ "$v" != "?" ] || die "guest $1: rxe0 has no RoCE v2 GID for its IPv$2 address (see lab.sh console $1)"
+  echo "$v"
 }
 
 # ------------------------------------------------------------------------------------------------ jobs
@@ -193,6 +221,7 @@ case $cmd in
   start) cmd_start "$@" ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
+  gid) cmd_gid "$@" ;;
   exec) cmd_exec "$@" ;;
   wait) cmd_wait "$@" ;;
   console) guest_host "${1:-}" > /dev/null; cat "$STATE/$1/console.log" ;;

@@ -97,6 +97,9 @@ public final class PerfCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions device = new DeviceOptions();
 
+    @Mixin
+    OobOptions oob = new OobOptions();
+
 
     /** One-line error for an unknown TEST. */
     static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
@@ -163,15 +166,15 @@ public final class PerfCommand implements Callable<Integer> {
             if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
+        if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         int ext = extensions(jroceExtensions);
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
              PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout) : null) {
-            PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, port, sz, it, duration, m, qpCount, waits.timeout, json,
-                    waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm);
+            PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,
+                    json, waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm);
             try {
                 int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
                 device.report(spec.commandLine().getErr(), dev);

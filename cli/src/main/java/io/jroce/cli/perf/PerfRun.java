@@ -45,12 +45,13 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** What the command decided. */
-    record Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
+    /** {@code oob}: the local address of the TCP exchange (--oob), or null: a server listens on {@code local}, a client connects from any. */
+    record Settings(Test test, InetAddress host, InetAddress local, InetAddress oob, int port, long size, long iters, Duration duration,
                     Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, int extensions,
                     PerfCm cm) {
         Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
                  Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, PerfCm cm) {
-            this(test, host, local, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm);
+            this(test, host, local, null, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm);
         }
 
         /** -R: the exchange and the test QPs' connections go through the connection manager. */
@@ -130,9 +131,9 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         if (s.rdmaCm()) {
             hs = PerftestHandshake.overQp(exchangeQp(), client);
         } else if (client) {
-            hs = PerftestHandshake.connect(s.host(), s.port(), null, s.timeout());
+            hs = PerftestHandshake.connect(s.host(), s.port(), s.oob(), s.timeout());
         } else {
-            hs = PerftestHandshake.accept(s.local(), s.port(), s.timeout());
+            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.timeout());
         }
         try (hs) {
             PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());

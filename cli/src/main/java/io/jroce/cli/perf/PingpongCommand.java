@@ -112,6 +112,9 @@ public final class PingpongCommand implements Callable<Integer> {
     PeerWaits waits = new PeerWaits();
 
     @Mixin
+    OobOptions oob = new OobOptions();
+
+    @Mixin
     DeviceOptions device = new DeviceOptions();
 
 
@@ -127,11 +130,12 @@ public final class PingpongCommand implements Callable<Integer> {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
             local = LocalAddress.towards(peerHost);
         }
-        if (peerHost != null) peerHost = DeviceOptions.peerFor(spec, local, peerHost, "HOST");
+        if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        InetAddress oobLocal = oob.local(spec);
         try (Device dev = Device.open(device.config(spec, local).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
-                int rc = run(dev, peerHost, local, p, waits.timeout);
+                int rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -163,7 +167,7 @@ public final class PingpongCommand implements Callable<Integer> {
         return new Params((int) size, (int) iters, mtu, rxDepth);
     }
 
-    private int run(Device dev, InetAddress peerHost, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
+    private int run(Device dev, InetAddress peerHost, InetAddress oobLocal, InetAddress local, Params p, Duration timeout) throws IOException, InterruptedException {
         boolean client = peerHost != null;
         ProtectionDomain pd = dev.allocPd();
         // as rc_pingpong.c / ud_pingpong.c pp_init_ctx: the region local write only (UD: size + 40 for the GRH),
@@ -204,9 +208,9 @@ public final class PingpongCommand implements Callable<Integer> {
         };
         PeerInfo remote;
         if (client) {
-            remote = RcPingpongHandshake.client(peerHost, port, null, me, timeout);
+            remote = RcPingpongHandshake.client(peerHost, port, oobLocal, me, timeout);
         } else {
-            remote = RcPingpongHandshake.server(local, port, me, timeout, connect);
+            remote = RcPingpongHandshake.server(oobLocal != null ? oobLocal : local, port, me, timeout, connect);
         }
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", remote.lid(), remote.qpn(), remote.psn(), remote.gid());
         out.flush();

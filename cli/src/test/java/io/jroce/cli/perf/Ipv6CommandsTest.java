@@ -96,6 +96,32 @@ class Ipv6CommandsTest {
         }
     }
 
+    /**
+     * The exchange over IPv4, the RoCE traffic over IPv6, as with rxe's tools (perftest and ibv_rc_pingpong
+     * exchange over IPv4 only): the server listens on --oob 127.77.6.1, the client connects to it; the QPs
+     * still reach each other at the IPv6 GIDs the exchange carried.
+     */
+    @Test
+    void exchangeOverIpv4RoceOverIpv6() throws Exception {
+        Assumptions.assumeTrue(usable, "needs fd00:77::1 and fd00:77::2 on this host (root adds them to lo)");
+        Cli.Result[] r = PingpongCommandTest.pair(
+                List.of("pingpong", "--bind", "fd00:77::1", "--oob", "127.77.6.1", "-p", "28604", "-n", "20", "-s", "5000", "--counters"),
+                List.of("pingpong", "127.77.6.1", "--bind", "fd00:77::2", "-p", "28604", "-n", "20", "-s", "5000", "-c", "--counters"));
+        for (Cli.Result x : r) {
+            assertEquals(0, x.exit(), x.out() + x.err());
+            assertTrue(x.out().contains("GID fd00:77::1") && x.out().contains("GID fd00:77::2"), x.out());
+            assertTrue(x.err().contains(" drop_icrc=0 "), x.err());
+        }
+        r = PingpongCommandTest.pair(
+                List.of("perf", "read", "--bind", "fd00:77::1", "--oob", "127.77.6.1", "-p", "28605", "-n", "20", "-s", "8192", "--counters"),
+                List.of("perf", "read", "127.77.6.1", "--bind", "fd00:77::2", "--oob", "127.77.6.2", "-p", "28605", "-n", "20", "-s", "8192", "--counters"));
+        assertEquals(0, r[0].exit(), "server: " + r[0].out() + r[0].err());
+        assertEquals(0, r[1].exit(), "client: " + r[1].out() + r[1].err());
+        assertTrue(r[1].out().contains("RDMA_Read BW Test"), r[1].out());
+        assertTrue(r[1].out().contains(" GID: 253:00:00:119:00:00:00:00:00:00:00:00:00:00:00:01"), "the server's IPv6 GID: " + r[1].out());
+        assertTrue(r[1].err().contains("counters device fd00:77::2:"), r[1].err());
+    }
+
     /** Two nodes: the passive on fd00:77::1, the active on ::1 connecting with a bracketed session host=. */
     @Test
     void nodeSessionsOverIpv6(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
@@ -120,8 +146,9 @@ class Ipv6CommandsTest {
 
     @Test
     void addressUsageErrors() {
-        usageError("HOST fd00::2 is IPv6 but our address 127.0.1.1 is IPv4", "perf", "write", "fd00::2", "--bind", "127.0.1.1");
-        usageError("HOST 127.0.1.1 is IPv4 but our address ::1 is IPv6", "pingpong", "127.0.1.1", "--bind", "::1");
+        usageError("--oob 127.0.1.1 and HOST fd00::2 are of different IP versions", "perf", "write", "fd00::2", "--bind", "::1", "--oob", "127.0.1.1");
+        usageError("--oob ::1 and HOST 127.0.1.1 are of different IP versions", "pingpong", "127.0.1.1", "--bind", "::1", "--oob", "::1");
+        usageError("--oob: bind one address of this machine", "pingpong", "--bind", "::1", "--oob", "0.0.0.0");
         usageError("--bind: '[::1]:4791' has a port after the address", "perf", "write", "--bind", "[::1]:4791");
         usageError("--bind: the link-local address fe80::1 needs its interface", "perf", "write", "--bind", "fe80::1");
         usageError("--bind: 'fd00::zz' is not an IPv6 address", "pingpong", "--bind", "fd00::zz");
