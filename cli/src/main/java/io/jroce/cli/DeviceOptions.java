@@ -60,9 +60,9 @@ public final class DeviceOptions {
             + "on stderr when the run ends, also after a failure: one line 'counters device ADDR: name=value ...'.")
     boolean counters;
 
-    @Option(names = "--gso", negatable = true, description = "UDP GSO on send (default on; also -Djroce.gso=false): a run of "
+    @Option(names = "--gso", negatable = true, description = "UDP GSO on send (default off; also -Djroce.gso=true): a run of "
             + "equal-size packets to one peer leaves as one UDP_SEGMENT write that the kernel cuts into one datagram per packet, each "
-            + "with its own ICRC. --no-gso sends every packet with its own system call entry. Not used together with --chaos.")
+            + "with its own ICRC. --no-gso (the default) sends every packet as its own datagram in the batch. Not used together with --chaos.")
     Boolean gso;
 
     private FaultInjector chaos;

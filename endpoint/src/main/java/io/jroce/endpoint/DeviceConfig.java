@@ -15,7 +15,7 @@ public final class DeviceConfig {
     int socketBufferBytes = 4 << 20;
     DatagramFilter filter;
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
-    boolean gso = !"false".equals(System.getProperty("jroce.gso"));
+    boolean gso = "true".equals(System.getProperty("jroce.gso"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -84,10 +84,13 @@ public final class DeviceConfig {
     public Mtu portMtu() { return portMtu; }
 
     /**
-     * UDP GSO on send (default on; the system property {@code jroce.gso=false} turns it off): runs of
+     * UDP GSO on send (default off; the system property {@code jroce.gso=true} turns it on): runs of
      * equal-length packets to one peer within a flush batch leave as one {@code UDP_SEGMENT} write that the
      * kernel cuts into one datagram per packet, each with its own ICRC (IPv4: computed for the ID k that
-     * segment k gets). Needs the epoll transport; not used while a {@link #filter} is installed.
+     * segment k gets). Needs the epoll transport; not used while a {@link #filter} is installed. Off by default
+     * because it showed no gain on an idle 2-core machine (1 MiB WRITE 4.75-4.98 Gbit/s on, 5.32-5.59 off) and
+     * because a queueing qdisc takes a super-datagram as one unit: a {@code tbf} bottleneck dropped them 15
+     * packets at a time and a 1 MiB WRITE flow fell from 0.83 Gbit/s to about 0.01 (docs/reports/performance.md).
      */
     public DeviceConfig gso(boolean v) { gso = v; return this; }
 

@@ -159,6 +159,17 @@ class PerfCommandTest {
         assertEquals(0.0, ((Number) c.get("bw_peak_mb_s")).doubleValue(), "no peak in duration mode (perftest)");
     }
 
+    @Test
+    void aDurationEndsOnTimeWhateverIsOutstanding() throws Exception {
+        // every RoCE packet of the client lost: nothing ever completes, yet -D 1 must end the run about 1 s after it
+        // started (plus the short drain grace), not after the 30 s no-completion timeout
+        long t0 = System.nanoTime();
+        Cli.Result[] r = run("write", "-D", "1", "-s", "65536", "--timeout", "30", "--chaos", "drop=1.0");
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertTrue(r[1].err().contains("still outstanding are not counted"), r[1].err());
+        assertTrue(seconds < 15, "the run took " + seconds + " s");
+    }
+
     private static void latTable(Cli.Result r, String title) {
         List<String> lines = r.outLines();
         assertTrue(lines.contains("                    " + title), r.out());
