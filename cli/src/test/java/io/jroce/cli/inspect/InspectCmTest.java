@@ -161,4 +161,55 @@ class InspectCmTest {
                 + "tid=0x0000000000000055] icrc=ok"), l.get(2));
         assertTrue(l.get(3).endsWith(" payload_len=20 icrc=ok"), l.get(3));
     }
+
+    /** Real rdma_rxe CM traffic (testdata/rxe/cm_*.pcap, recorded on the lab's bridge between two rxe guests). */
+    private static List<String> cmLines(String file, int packets) {
+        Cli.Result r = Cli.run("inspect", TestData.file(file).toString());
+        assertEquals(0, r.exit(), r.out() + r.err());
+        List<String> l = r.outLines();
+        assertTrue(l.contains(packets + " RoCEv2 packets (UDP port 4791) in " + packets + " frames: 0 malformed, 0 bad ICRC"),
+                r.out());
+        return l.stream().filter(x -> x.contains(" cm[")).toList();
+    }
+
+    @Test
+    void rdmaRxeRpingConnectsAndDisconnects() {
+        for (String file : List.of("rxe/cm_rping.pcap", "rxe/cm_rping_ipv6.pcap")) {
+            boolean v6 = file.contains("ipv6");
+            List<String> cm = cmLines(file, 41);
+            assertEquals(List.of("REQ", "REP", "RTU", "DREQ", "DREP"),
+                    cm.stream().map(x -> x.substring(x.indexOf(" cm[") + 4).split(" ")[0]).toList(), file);
+            for (String x : cm) {
+                assertTrue(x.contains(" deth[qkey=0x80010000 src_qp=0x000001] payload_len=256 "), x);
+                assertTrue(x.endsWith(" icrc=ok"), x);
+            }
+            // rping's port 7174 in the TCP port space; the rdma_cm header names both addresses in the REQ's IP version
+            assertTrue(cm.get(0).contains(" service_id=0x0000000001061c06 ps=TCP port=7174 "), cm.get(0));
+            assertTrue(cm.get(0).contains(v6 ? "cma[ip_version=6 src=fd77:0:0:0:0:0:0:12 dst=fd77:0:0:0:0:0:0:11 "
+                    : "cma[ip_version=4 src=10.77.0.12 dst=10.77.0.11 "), cm.get(0));
+            // the comm IDs pair up: REP and DREP answer the REQ's and DREQ's sender
+            String reqId = field(cm.get(0), "local_comm_id");
+            String repId = field(cm.get(1), "local_comm_id");
+            assertEquals(reqId, field(cm.get(1), "remote_comm_id"));
+            assertEquals(repId, field(cm.get(2), "remote_comm_id"));
+            assertEquals(repId, field(cm.get(3), "remote_comm_id"));
+            assertEquals(reqId, field(cm.get(4), "remote_comm_id"));
+        }
+    }
+
+    @Test
+    void rdmaRxeRejectsAPortNobodyListensOn() {
+        List<String> cm = cmLines("rxe/cm_rej.pcap", 2);
+        assertEquals(2, cm.size());
+        assertTrue(cm.get(0).contains("cm[REQ ") && cm.get(0).contains(" port=7999 "), cm.get(0));
+        assertTrue(cm.get(1).contains("cm[REJ ") && cm.get(1).contains(" local_comm_id=0x00000000 remote_comm_id="
+                + field(cm.get(0), "local_comm_id") + " rejected=REQ reason=8 INVALID_SERVICE_ID"), cm.get(1));
+    }
+
+    private static String field(String line, String name) {
+        int i = line.indexOf(" " + name + "=");
+        assertTrue(i >= 0, name + " in " + line);
+        String rest = line.substring(i + name.length() + 2);
+        return rest.split("[ \\]]", 2)[0];
+    }
 }
