@@ -24,7 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Two real jroce processes (127.0.12.1 and 127.0.12.2: pingpong, then perf write) under a kernel capture
+ * Two real jroce processes (127.0.12.1 and 127.0.12.2: pingpong, perf write, pingpong --ud, rping over the
+ * connection manager) under a kernel capture
  * ({@code tcpdump -i lo}, which also sees each node warm up by talking to itself in {@code Device.open}); the capture must satisfy Wireshark (every datagram decodes as InfiniBand, no malformed
  * packet, no expert warning or error; the PSNs per QP direction move by one per packet, modulo retransmission),
  * {@code jroce inspect} (exact ICRC with the IPv4 header the kernel really wrote, so ID 0 + DF holds on this
@@ -49,6 +50,10 @@ class WiresharkVerdictIT {
         String[][][] runs = {
             {{"pingpong", "--bind", A, "-n", "100", "-s", "1024", "--pcap", "a1.pcap"}, {"pingpong", A, "--bind", B, "-n", "100", "-s", "1024", "--pcap", "b1.pcap"}},
             {{"perf", "write", "--bind", A, "-n", "200", "-s", "16384", "--pcap", "a2.pcap"}, {"perf", "write", A, "--bind", B, "-n", "200", "-s", "16384", "--pcap", "b2.pcap"}},
+            // UD: ibv_ud_pingpong's exchange, then UD SENDs with DETH
+            {{"pingpong", "--ud", "--bind", A, "-n", "150", "-s", "512", "--pcap", "a3.pcap"}, {"pingpong", "--ud", A, "--bind", B, "-n", "150", "-s", "512", "--pcap", "b3.pcap"}},
+            // the connection manager (CM MADs in UD SENDs to QP 1: REQ, REP, RTU, DREQ, DREP), then rping's RC traffic
+            {{"rping", "-s", "-d", "-S", "64", "--bind", A, "--pcap", "a4.pcap"}, {"rping", "-c", "-a", A, "-C", "40", "-S", "64", "-V", "--bind", B, "--pcap", "b4.pcap"}},
         };
         for (int r = 0; r < runs.length; r++) {
             Path cap = work.resolve("kernel" + (r + 1) + ".pcap");
@@ -148,7 +153,19 @@ class WiresharkVerdictIT {
         String[] c = Arrays.copyOf(client, client.length + 2);
         c[client.length] = "-p";
         c[client.length + 1] = port;
-        try (Jroce.Run srv = Jroce.start(work, s); Jroce.Run cli = Jroce.start(work, c)) {
+        try (Jroce.Run srv = Jroce.start(work, s)) {
+            if (server[0].equals("rping")) {
+                // no TCP listener to retry against: a REQ before the server listens gets REJ 8 (as with rping), so
+                // the client starts once the server's -d output says it listens
+                assertTrue(Verbs.waitFor(() -> srv.out().contains("rdma_listen") || !srv.process.isAlive(), 60_000)
+                        && srv.process.isAlive(), "rping server did not listen: " + srv.describe());
+            }
+            runClient(srv, c);
+        }
+    }
+
+    private void runClient(Jroce.Run srv, String[] c) throws Exception {
+        try (Jroce.Run cli = Jroce.start(work, c)) {
             assertEquals(0, cli.await(90), cli.describe());
             assertEquals(0, srv.await(30), srv.describe());
         }
