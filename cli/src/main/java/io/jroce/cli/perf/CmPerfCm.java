@@ -31,7 +31,9 @@ import java.util.Set;
  * (READ and atomic tests) or 0, retry and RNR retry 7, no private data. The client retries a test connection
  * rejected because the server is not listening yet (REJ 8) every 100 ms, as {@code rdma_cm_client_connection}
  * does, but until --timeout rather than 10 times: the server listens again only after the sync that precedes
- * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second.
+ * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second. The server listens once for
+ * the exchange QP and once for all test QPs; it waits for every accepted connection to be ESTABLISHED, takes test
+ * connections only from the exchange connection's peer, and fails when the exchange connection ends meanwhile.
  */
 final class CmPerfCm implements PerfCm {
     private static final long RETRY_DELAY_MS = 100;
