@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,12 +31,17 @@ import java.util.Set;
  * (READ and atomic tests) or 0, retry and RNR retry 7, no private data. The client retries a test connection
  * rejected because the server is not listening yet (REJ 8) every 100 ms, as {@code rdma_cm_client_connection}
  * does, but until --timeout rather than 10 times: the server listens again only after the sync that precedes
- * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second.
+ * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second. The server listens once for
+ * the exchange QP and once for all test QPs; it waits for every accepted connection to be ESTABLISHED, takes test
+ * connections only from the exchange connection's peer, and fails when the exchange connection ends meanwhile.
  */
 final class CmPerfCm implements PerfCm {
     private static final long RETRY_DELAY_MS = 100;
     private static final Duration SLICE = Duration.ofMillis(100);
     private static final Duration DISCONNECT_WAIT = Duration.ofSeconds(3);
+    /** Events that end a connection (or its attempt). */
+    private static final Set<CmEventType> ENDS = EnumSet.of(CmEventType.REJECTED, CmEventType.UNREACHABLE,
+            CmEventType.CONNECT_ERROR, CmEventType.DISCONNECTED);
 
     private final CmAgent agent;
     private final CmEventChannel channel = new CmEventChannel();
@@ -88,21 +94,44 @@ final class CmPerfCm implements PerfCm {
         }
     }
 
-    /** Listens on the port, accepts one request per QP in order, stops listening (perftest destroys its listen id). */
+    /**
+     * Listens on the port, accepts one request per QP in order and returns once every accepted connection is
+     * ESTABLISHED, then stops listening (perftest's {@code rdma_server_connect} on its listen id, destroyed after).
+     * For the test QPs ({@code exchange} connected) only the exchange connection's peer is taken: a request from
+     * another address, or one more than the QPs, is rejected (REJ 28); and if the exchange connection ends while
+     * waiting (the client gave up), so does this, rather than taking the next client's exchange request as a test
+     * connection of the one that left.
+     */
     private List<CmId> accept(List<QueuePair> qps, int outReads) throws IOException {
         CmId listen = newId();
         List<CmId> out = new ArrayList<>();
+        Set<CmId> established = new HashSet<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
             listen.bind(port);
             listen.listen(Math.max(1, qps.size()));
-            for (QueuePair qp : qps) {
-                CmEvent e = await(null, EnumSet.of(CmEventType.CONNECT_REQUEST));
-                if (e.type() != CmEventType.CONNECT_REQUEST) throw new IOException("waiting for a connect request: " + e);
-                CmId child = e.id();
-                all.add(child);
-                child.useQp(qp);
-                child.accept(param(outReads));
-                out.add(child);
+            while (established.size() < qps.size()) {
+                CmEvent e = next(deadline, "CONNECT_REQUEST/ESTABLISHED");
+                if (e.type() == CmEventType.CONNECT_REQUEST) {
+                    if (e.listenId() != listen) continue; // an earlier listener's: the agent rejected it when it closed
+                    CmId child = e.id();
+                    all.add(child);
+                    if (out.size() == qps.size()
+                            || exchange != null && !child.remoteAddress().equals(exchange.remoteAddress())) {
+                        child.reject(null);
+                        continue;
+                    }
+                    child.useQp(qps.get(out.size()));
+                    child.accept(param(outReads));
+                    out.add(child);
+                } else if (out.contains(e.id())) {
+                    if (e.type() == CmEventType.ESTABLISHED) {
+                        established.add(e.id());
+                    } else if (ENDS.contains(e.type())) {
+                        throw new IOException("rdma_cm connection " + (out.indexOf(e.id()) + 1) + " of " + qps.size()
+                                + " on port " + port + ": RDMA_CM_EVENT_" + e.type() + (e.status() != 0 ? ", error " + e.status() : ""));
+                    }
+                }
             }
         } finally {
             listen.close();
@@ -121,11 +150,23 @@ final class CmPerfCm implements PerfCm {
     }
 
     /**
-     * The next event of {@code id} (null: any id) of one of {@code wanted}, or the first error event of it; every
-     * event taken is remembered for {@link #finish}. Fails after the timeout.
+     * The next event of {@code id} of one of {@code wanted}, or the first event that ends it; every event taken is
+     * remembered for {@link #finish}. Fails after the timeout, or when the exchange connection ends meanwhile.
      */
     private CmEvent await(CmId id, Set<CmEventType> wanted) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            CmEvent e = next(deadline, wanted.toString());
+            if (e.id() != id) continue;
+            if (wanted.contains(e.type()) || ENDS.contains(e.type())) return e;
+        }
+    }
+
+    /**
+     * The next event on the channel (any id), remembered for {@link #finish}. The end of the exchange connection
+     * (the peer left, or its DREQ came) fails the wait: what follows would belong to nobody.
+     */
+    private CmEvent next(long deadline, String waitingFor) throws IOException {
         while (System.nanoTime() < deadline) {
             CmEvent e;
             try {
@@ -136,17 +177,13 @@ final class CmPerfCm implements PerfCm {
             }
             if (e == null) continue;
             seen.computeIfAbsent(e.id(), k -> EnumSet.noneOf(CmEventType.class)).add(e.type());
-            if (id != null && e.id() != id) continue;
-            if (wanted.contains(e.type())) return e;
-            switch (e.type()) {
-                case REJECTED, UNREACHABLE, CONNECT_ERROR, DISCONNECTED -> {
-                    if (id != null) return e;
-                }
-                default -> {
-                }
+            if (exchange != null && e.id() == exchange && ENDS.contains(e.type())) {
+                throw new IOException("the rdma_cm exchange connection ended (RDMA_CM_EVENT_" + e.type() + ") while waiting for "
+                        + "the test connections" + (host != null ? "" : ": the client left"));
             }
+            return e;
         }
-        throw new IOException("no rdma_cm " + wanted + " within " + timeout.toSeconds() + " s"
+        throw new IOException("no rdma_cm " + waitingFor + " within " + timeout.toSeconds() + " s"
                 + (host != null ? " from " + host.getHostAddress() + " port " + port : " on port " + port));
     }
 

@@ -149,9 +149,6 @@ public final class PerfCommand implements Callable<Integer> {
         }
         if (qpCount < 1 || qpCount > 256) usage("invalid -q/--qp " + qpCount + ": must be 1..256");
         if (lat && qpCount != 1) usage("latency tests use one QP (-q 1)");
-        // open issue: with -q 2 the jroce server took two CONNECT_REQUESTs while the jroce client had one
-        // connection up and its second REQ then met no listener (REJ 8); one test connection until that is understood
-        if (rdmaCm && qpCount != 1) usage("-R/--rdma_cm supports one QP (-q 1) in this build");
         if (port < 1 || port > 65535) usage("invalid -p/--port " + port + ": must be 1..65535");
         if (gidIndex != null && gidIndex != 0) {
             usage("invalid -x/--gid-index " + gidIndex + ": our GID table has one entry, index 0 (the --bind address); "

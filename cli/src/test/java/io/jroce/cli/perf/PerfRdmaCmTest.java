@@ -11,6 +11,7 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.RcConnect;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
@@ -82,6 +83,59 @@ class PerfRdmaCmTest {
             assertEquals(0, sr.exit(), sr.out() + sr.err());
             assertTrue(c.out().contains(" Data ex. method : rdma_cm"), c.out());
         }
+    }
+
+    /**
+     * -q 2 and -q 4 jroce to jroce, ten runs each: one exchange connection and one rdma_cm connection per test QP,
+     * all to port -p (perftest's rdma_server_connect on one listen id; the client retries REJ 8 until the server
+     * listens again). Over the in-memory QP 1 network.
+     */
+    @ParameterizedTest
+    @CsvSource({"WRITE_BW,2", "READ_BW,2", "WRITE_BW,4", "READ_BW,4"})
+    void severalQpsOverTheInMemoryConnectionManager(Test test, int qps) throws Exception {
+        rounds(test, qps, true, "127.77.53.41", "127.77.53.42", 29200 + 10 * test.ordinal() + qps);
+    }
+
+    /** The same over real UDP devices: MADs over the devices' QP 1, on loopback. */
+    @ParameterizedTest
+    @CsvSource({"WRITE_BW,2", "READ_BW,2", "WRITE_BW,4", "READ_BW,4"})
+    void severalQpsOverUdp(Test test, int qps) throws Exception {
+        rounds(test, qps, false, "127.77.53.51", "127.77.53.52", 29300 + 10 * test.ordinal() + qps);
+    }
+
+    private static void rounds(Test test, int qps, boolean memory, String srvAddr, String cliAddr, int port) throws Exception {
+        String verb = test.tool().replace("ib_", "").replaceAll("_.*", "");
+        List<String> common = List.of("perf", verb, "-R", "-p", Integer.toString(port), "-q", Integer.toString(qps), "-s", "4096", "-n", "200");
+        List<String> server = new ArrayList<>(common);
+        server.addAll(List.of("--bind", srvAddr, "--timeout", "30"));
+        List<String> client = new ArrayList<>(common);
+        client.addAll(List.of(srvAddr, "--bind", cliAddr, "--timeout", "30"));
+        long[] ms = new long[10];
+        for (int round = 0; round < ms.length; round++) {
+            long t0 = System.nanoTime();
+            try (MemoryCm cm = memory ? MemoryCm.install() : null) {
+                CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
+                // a REQ sent before the server's agent is up is lost and resent only after 6 s: wait for the agent
+                // (in memory) or the server's UDP socket, then rerun the client while the server does not listen yet
+                assertTrue(memory ? cm.awaitAgent(ip(srvAddr), Duration.ofSeconds(30)) : UdpSockets.awaitBound(ip(srvAddr), 4791, Duration.ofSeconds(30)),
+                        "the server came up");
+                Cli.Result c = null;
+                int tries = 0;
+                while (tries++ < 200) {
+                    c = Cli.run(client.toArray(String[]::new));
+                    if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
+                }
+                Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
+                assertEquals(0, c.exit(), "round " + round + ": " + c.out() + c.err() + "\nserver: " + sr.out() + sr.err());
+                assertEquals(0, sr.exit(), "round " + round + ": " + sr.out() + sr.err());
+                assertTrue(c.out().contains(" Data ex. method : rdma_cm"), c.out());
+                assertTrue(c.out().contains("BW average"), c.out());
+                ms[round] = (System.nanoTime() - t0) / 1_000_000;
+                System.out.printf("perf -R %s -q %d over %s, round %d: %d ms, %d client run(s)%n", verb, qps, memory ? "memory" : "UDP",
+                        round, ms[round], tries);
+            }
+        }
+        System.out.printf("perf -R %s -q %d over %s: 10 rounds, ms %s%n", verb, qps, memory ? "memory" : "UDP", java.util.Arrays.toString(ms));
     }
 
     @org.junit.jupiter.api.Test

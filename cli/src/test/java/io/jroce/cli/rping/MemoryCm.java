@@ -34,7 +34,10 @@ public final class MemoryCm implements AutoCloseable {
 
             @Override
             public void start(Receiver receiver) {
-                ports.put(address, receiver);
+                synchronized (ports) {
+                    ports.put(address, receiver);
+                    ports.notifyAll();
+                }
             }
 
             @Override
@@ -48,6 +51,22 @@ public final class MemoryCm implements AutoCloseable {
                 ports.remove(address);
             }
         };
+    }
+
+    /**
+     * Waits until an agent at {@code address} is up (a MAD sent before is lost, and its sender resends it only after
+     * the CM response timeout, 6 s); false if none came within {@code timeout}.
+     */
+    public boolean awaitAgent(InetAddress address, java.time.Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (ports) {
+            while (!ports.containsKey(address)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return false;
+                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(ports, left);
+            }
+        }
+        return true;
     }
 
     @Override

@@ -357,7 +357,10 @@ public final class CmAgent implements AutoCloseable {
         if (id.state == CmId.State.CLOSED) return null;
         id.closedByApp = true;
         switch (id.state) {
-            case LISTEN -> listeners.remove(id.localPort);
+            case LISTEN -> {
+                listeners.remove(id.localPort);
+                rejectUntaken(id);
+            }
             case REQ_SENT -> {
                 // cm.c cm_destroy_id: REQ_SENT -> REJ "timeout" with our CA GUID as ARI
                 cancelTimer(id);
@@ -391,6 +394,22 @@ public final class CmAgent implements AutoCloseable {
         id.state = CmId.State.CLOSED;
         ids.remove(id);
         return null;
+    }
+
+    /**
+     * A destroyed listener's requests that still wait in the channel die with it: ucma_destroy_id frees the queued
+     * CONNECT_REQUEST events and destroys their new ids (ucma_cleanup_ctx_events), which cm_destroy_id answers with
+     * a REJ (consumer defined) in REQ_RCVD. Left alive, a later listener's application would take them from the
+     * shared channel as its own (perf -R's server listens once for the exchange QP and again for the test QPs).
+     */
+    private void rejectUntaken(CmId listener) {
+        for (CmId c : new ArrayList<>(ids)) {
+            if (c.listener != listener || c.state != CmId.State.REQ_RCVD || !c.request.compareAndSet(0, 2)) continue;
+            c.closedByApp = true;
+            leavePending(c);
+            sendRej(c.peer, c.tid, rejLocalId(c), c.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            finish(c);
+        }
     }
 
     // ------------------------------------------------------------------ receive (agent thread)

@@ -23,12 +23,19 @@ public final class CmEventChannel implements AutoCloseable {
 
     /** The next event, or null if there is none now. */
     public CmEvent poll() {
-        return taken(events.poll());
+        while (true) {
+            CmEvent e = events.poll();
+            if (e == null || taken(e)) return e;
+        }
     }
 
     /** The next event, waiting at most {@code timeout}; null if none came in time. */
     public CmEvent getEvent(long timeout, TimeUnit unit) throws InterruptedException {
-        return taken(events.poll(timeout, unit));
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (true) {
+            CmEvent e = events.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (e == null || taken(e)) return e;
+        }
     }
 
     /** The next event, waiting at most {@code timeout}; null if none came in time. */
@@ -64,11 +71,16 @@ public final class CmEventChannel implements AutoCloseable {
         if (!closed) events.add(e);
     }
 
-    private static CmEvent taken(CmEvent e) {
-        if (e != null && e.type() == CmEventType.CONNECT_REQUEST && e.listenId() != null) {
+    /**
+     * Whether {@code e} is delivered: a CONNECT_REQUEST whose listener was destroyed before the application took it
+     * is not (the agent rejected it then, as ucma_destroy_id does with the requests still queued on a listener).
+     */
+    private static boolean taken(CmEvent e) {
+        if (e.type() == CmEventType.CONNECT_REQUEST && e.listenId() != null) {
             e.listenId().requestTaken();
+            return e.id().request.compareAndSet(0, 1);
         }
-        return e;
+        return true;
     }
 
     /** rdma_destroy_event_channel: later events are discarded. */

@@ -46,6 +46,12 @@ public final class CmId implements AutoCloseable {
     final AtomicInteger undelivered = new AtomicInteger();
     // connection
     CmId listener;
+    /**
+     * A passive id's CONNECT_REQUEST: 0 while it waits in the channel, 1 once the application took it, 2 once the
+     * listener was destroyed first (the request was rejected and the event is skipped). Set by compare-and-set,
+     * since the application takes events on its own thread.
+     */
+    final AtomicInteger request = new AtomicInteger();
     InetAddress peer;              // where MADs go (the sender of the REQ, or the resolved destination)
     InetAddress qpDest;            // where the QP's packets go
     int localCommId;

@@ -302,6 +302,59 @@ class CmAgentTest {
         }
     }
 
+    /**
+     * rdma_destroy_id of a listener (ucma_cleanup_ctx_events): the requests not yet taken from the channel are
+     * rejected (REJ 28) and their CONNECT_REQUESTs are never delivered, so a new listener on the same port and
+     * channel (perf -R's server listens once for the exchange QP, then again for the test QPs) does not take them
+     * as its own.
+     */
+    @Test
+    void closingAListenerRejectsTheRequestsNotYetTaken() throws Exception {
+        try (CmNet n = new CmNet()) {
+            CmId first = CmId.create(n.cmB, n.chB, "first");
+            first.bind(PORT);
+            first.listen(8);
+            CmId[] clients = new CmId[2];
+            for (int i = 0; i < 2; i++) {
+                clients[i] = CmId.create(n.cmA, n.chA, i);
+                clients[i].createQp(n.pdA, new QpInitAttr(n.cqA));
+                clients[i].connect(CmNet.B, PORT, CmConnParam.defaults().privateData(new byte[] {(byte) i}));
+            }
+            CmEvent taken = n.chB.expect(CmEventType.CONNECT_REQUEST, T);
+            taken.id().createQp(n.pdB, new QpInitAttr(n.cqB));
+            taken.id().accept(null);
+            // the second request is queued in the channel when the listener goes
+            while (n.cmB.pendingCount() < 1) Thread.onSpinWait();
+            first.close();
+            CmId second = CmId.create(n.cmB, n.chB, "second");
+            second.bind(PORT);
+            second.listen(8);
+            CmEvent e;
+            while ((e = n.chB.getEvent(300, TimeUnit.MILLISECONDS)) != null) {
+                assertTrue(e.type() != CmEventType.CONNECT_REQUEST, "a request of the closed listener was delivered: " + e);
+            }
+            int late = taken.privateData()[0] == 0 ? 1 : 0;
+            java.util.Map<CmEventType, CmEvent> outcome = new java.util.EnumMap<>(CmEventType.class);
+            for (int i = 0; i < 2; i++) {
+                CmEvent o = n.chA.getEvent(T);
+                assertNotNull(o, "the two connects end");
+                outcome.put(o.type(), o);
+            }
+            CmEvent rej = outcome.get(CmEventType.REJECTED);
+            assertNotNull(rej, "the request left in the channel is rejected: " + outcome);
+            assertEquals(clients[late], rej.id());
+            assertEquals(CmAgent.REJ_CONSUMER_DEFINED, rej.status());
+            assertEquals(clients[1 - late], outcome.get(CmEventType.ESTABLISHED).id());
+            assertEquals(0, n.cmB.pendingCount());
+            // the port's new listener takes a new request
+            CmId third = CmId.create(n.cmA, n.chA, 3);
+            third.createQp(n.pdA, new QpInitAttr(n.cqA));
+            third.connect(CmNet.B, PORT, null);
+            CmEvent req = n.chB.expect(CmEventType.CONNECT_REQUEST, T);
+            assertEquals(second, req.listenId());
+        }
+    }
+
     @Test
     void closingAnEstablishedIdSendsADreq() throws Exception {
         try (CmNet n = new CmNet()) {
