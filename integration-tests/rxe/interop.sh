@@ -408,10 +408,11 @@ rping_case() { # size: rdma-core's rping with -V -C 10, both roles
   run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
   run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
 }
-perf_cm() { # tool jroce-test size iters: perftest -R (rdma_cm), both roles
-  local lat=; [[ $1 == *_lat ]] && lat=--lat
-  run_case "${1#ib_}-R-s$3-guest-server" guest-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
-  run_case "${1#ib_}-R-s$3-jroce-server" jroce-server "$1 $PT -R -s $3 -n $4" "perf $2 $lat -R -s $3 -n $4"
+perf_cm() { # tool jroce-test size iters [-q N]: perftest -R (rdma_cm), both roles
+  local lat= q=${5:-} tag=; [[ $1 == *_lat ]] && lat=--lat
+  [ -z "$q" ] || tag=-q${q#-q }
+  run_case "${1#ib_}-R$tag-s$3-guest-server" guest-server "$1 $PT -R -s $3 -n $4 $q" "perf $2 $lat -R -s $3 -n $4 $q"
+  run_case "${1#ib_}-R$tag-s$3-jroce-server" jroce-server "$1 $PT -R -s $3 -n $4 $q" "perf $2 $lat -R -s $3 -n $4 $q"
 }
 # The connection manager's failure paths, jroce as the client of rxe's rping:
 #  - the first REQ is dropped by nft (a bridge-family rule matching MAD attribute 0x0010 at UDP payload byte 36,
@@ -512,6 +513,8 @@ else
   perf_cm ib_read_bw read 65536 20
   perf_cm ib_send_bw send 65536 20
   perf_cm ib_write_lat write 2 100
+  perf_cm ib_write_bw write 65536 20 "-q 2"
+  perf_cm ib_read_bw read 65536 20 "-q 2"
   cm_faults
   for m in 1024 4096; do
     for s in 64 4096 9000; do pingpong $m $s 20; done

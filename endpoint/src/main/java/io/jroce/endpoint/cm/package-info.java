@@ -19,6 +19,7 @@
  * <ul>
  * <li>{@code MadPort}: where an agent sends and receives 256-byte MADs.</li>
  * <li>{@code GsiMadPort}: the device's QP 1 (UD, Q_Key 0x80010000, sender from the GRH area).</li>
+ * <li>{@code MadLoopback}: QP 1 inside one JVM, for tests and simulations: ports by address, drop rules, injection.</li>
  * </ul>
  */
 package io.jroce.endpoint.cm;

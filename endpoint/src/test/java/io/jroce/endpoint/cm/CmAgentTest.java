@@ -153,7 +153,7 @@ class CmAgentTest {
     @Test
     void unansweredReqEndsUnreachableAfterTheRetries() throws Exception {
         try (CmNet n = new CmNet()) {
-            n.mads.drop = (to, mad) -> MemoryMads.attributeId(mad) == CmAttribute.REQ.id();
+            n.mads.drop((to, mad) -> MadLoopback.attributeId(mad) == CmAttribute.REQ.id());
             CmId client = CmId.create(n.cmA, n.chA);
             client.createQp(n.pdA, new QpInitAttr(n.cqA));
             client.connect(CmNet.B, PORT, null);
@@ -167,7 +167,7 @@ class CmAgentTest {
     void reqLostOnceIsResentAndConnects() throws Exception {
         try (CmNet n = new CmNet()) {
             AtomicInteger lost = new AtomicInteger();
-            n.mads.drop = (to, mad) -> MemoryMads.attributeId(mad) == CmAttribute.REQ.id() && lost.getAndIncrement() == 0;
+            n.mads.drop((to, mad) -> MadLoopback.attributeId(mad) == CmAttribute.REQ.id() && lost.getAndIncrement() == 0);
             connect(n, new byte[] {1}, new byte[] {2});
             assertTrue(lost.get() >= 2, "one REQ lost, resent (more than once if the accept is slow)");
             assertTrue(n.cmA.counters().retransmits() >= 1);
@@ -178,7 +178,7 @@ class CmAgentTest {
     void repLostIsResentAndTheDuplicateReqIgnored() throws Exception {
         try (CmNet n = new CmNet()) {
             AtomicInteger lost = new AtomicInteger();
-            n.mads.drop = (to, mad) -> MemoryMads.attributeId(mad) == CmAttribute.REP.id() && lost.getAndIncrement() == 0;
+            n.mads.drop((to, mad) -> MadLoopback.attributeId(mad) == CmAttribute.REP.id() && lost.getAndIncrement() == 0);
             CmId[] ids = connect(n, new byte[0], new byte[0]);
             assertTrue(lost.get() >= 2, "the REP was resent");
             assertTrue(n.cmB.counters().retransmits() >= 1);
@@ -191,7 +191,7 @@ class CmAgentTest {
     void rtuLostMeansRepResentAndRtuResent() throws Exception {
         try (CmNet n = new CmNet()) {
             AtomicInteger lost = new AtomicInteger();
-            n.mads.drop = (to, mad) -> MemoryMads.attributeId(mad) == CmAttribute.RTU.id() && lost.getAndIncrement() == 0;
+            n.mads.drop((to, mad) -> MadLoopback.attributeId(mad) == CmAttribute.RTU.id() && lost.getAndIncrement() == 0);
             connect(n, new byte[0], new byte[0]);
             assertTrue(lost.get() >= 2, "the duplicate REP got the RTU again");
             assertTrue(n.cmA.counters().duplicates() >= 1);
@@ -231,7 +231,7 @@ class CmAgentTest {
         try (CmNet n = new CmNet()) {
             CmId[] ids = connect(n, new byte[0], new byte[0]);
             AtomicInteger lost = new AtomicInteger();
-            n.mads.drop = (to, mad) -> MemoryMads.attributeId(mad) == CmAttribute.DREP.id() && lost.getAndIncrement() == 0;
+            n.mads.drop((to, mad) -> MadLoopback.attributeId(mad) == CmAttribute.DREP.id() && lost.getAndIncrement() == 0);
             long before = n.cmA.counters().retransmits();
             ids[0].disconnect();
             n.chB.expect(CmEventType.DISCONNECTED, T);
@@ -245,14 +245,14 @@ class CmAgentTest {
     void aDuplicateReqInTimewaitGetsRej10() throws Exception {
         try (CmNet n = new CmNet(c -> c.caAckDelay(20))) { // timewait = conv(REQ ACK timeout 20) = 4 s: long enough
             CmId[] ids = connect(n, new byte[0], new byte[0]);
-            byte[] req = n.mads.lastSent.get(CmAttribute.REQ.id());
+            byte[] req = n.mads.lastSent(CmAttribute.REQ.id());
             ids[0].disconnect();
             n.chB.expect(CmEventType.DISCONNECTED, T);
             assertEquals(CmId.State.TIMEWAIT, ids[1].state());
             long rejs = n.cmB.counters().rejSent();
             n.mads.inject(CmNet.A, CmNet.B, req, req.length);
             assertEquals(rejs + 1, n.cmB.counters().rejSent());
-            byte[] rej = n.mads.lastSent.get(CmAttribute.REJ.id());
+            byte[] rej = n.mads.lastSent(CmAttribute.REJ.id());
             assertEquals(10, (rej[34] & 0xFF) << 8 | (rej[35] & 0xFF), "REJ reason STALE_CONN");
             assertEquals(0, n.cmB.pendingCount(), "no new connection for it");
         }
@@ -262,12 +262,12 @@ class CmAgentTest {
     void aNewReqFromAConnectedQpIsStale() throws Exception {
         try (CmNet n = new CmNet()) {
             CmId[] ids = connect(n, new byte[0], new byte[0]);
-            byte[] req = n.mads.lastSent.get(CmAttribute.REQ.id()).clone();
+            byte[] req = n.mads.lastSent(CmAttribute.REQ.id()).clone();
             req[24] ^= 0x55; // another comm ID, same QPN and CA GUID
             long rejs = n.cmB.counters().rejSent();
             n.mads.inject(CmNet.A, CmNet.B, req, req.length);
             assertEquals(rejs + 1, n.cmB.counters().rejSent());
-            byte[] rej = n.mads.lastSent.get(CmAttribute.REJ.id());
+            byte[] rej = n.mads.lastSent(CmAttribute.REJ.id());
             assertEquals(10, (rej[34] & 0xFF) << 8 | (rej[35] & 0xFF), "REJ reason STALE_CONN");
             assertEquals(CmId.State.ESTABLISHED, ids[1].state());
         }

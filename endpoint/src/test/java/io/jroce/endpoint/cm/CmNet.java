@@ -10,14 +10,14 @@ import java.net.InetAddress;
 import java.util.function.UnaryOperator;
 
 /**
- * Two devices on 127.77.41.x (UDP port 0, so tests do not collide) with a CM agent each over {@link MemoryMads}; each
+ * Two devices on 127.77.41.x (UDP port 0, so tests do not collide) with a CM agent each over {@link MadLoopback}; each
  * agent's peer UDP port is the other device's, so the yielded QPs reach each other.
  */
 final class CmNet implements AutoCloseable {
     static final InetAddress A = addr("127.77.41.1");
     static final InetAddress B = addr("127.77.41.2");
 
-    final MemoryMads mads = new MemoryMads();
+    final MadLoopback mads = new MadLoopback();
     final Device devA;
     final Device devB;
     final CmAgent cmA;
