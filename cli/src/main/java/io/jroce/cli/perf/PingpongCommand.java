@@ -53,8 +53,9 @@ import java.util.concurrent.TimeUnit;
  * server reads the client's {@code "done"} as rc_pingpong's does), a UD QP with Q_Key 0x11111111 taken to RTS
  * with only its send PSN, an address handle to the peer's GID, and a buffer of size + 40 bytes: receives take
  * all of it (the 40-byte GRH area first), sends go from byte 40. A UD message is one packet, so the size may
- * not exceed the port MTU ({@code -m}, 1024 by default as on rxe over a 1500-byte Ethernet; ud_pingpong refuses
- * the same way, "Requested size larger than port MTU").
+ * not exceed the port MTU ({@code -m}, else the interface's, as rxe's port MTU follows its netdev: 4096 on a
+ * 9000-byte or loopback link, 1024 on 1500-byte Ethernet; ud_pingpong refuses the same way, "Requested size larger
+ * than port MTU"). The default size is ud_pingpong's, 2048.
  */
 @Command(name = "pingpong",
         mixinStandardHelpOptions = true,
@@ -84,11 +85,11 @@ public final class PingpongCommand implements Callable<Integer> {
     int port;
 
     @Option(names = {"-s", "--size"}, paramLabel = "BYTES", converter = Converters.Size.class,
-            description = "Message size, e.g. 4096 or 4k (default: 4096; with --ud 1024, at most the port MTU -m).")
+            description = "Message size, e.g. 4096 or 4k (default: 4096; with --ud 2048, at most the port MTU).")
     Long size;
 
     @Option(names = "--ud", description = "Unreliable datagram, as ibv_ud_pingpong (Q_Key 0x11111111, receive buffers of size + 40 for the GRH); "
-            + "-m sets the port MTU, which bounds -s (default 1024).")
+            + "the port MTU, which bounds -s, is -m or else the interface's (as rxe's).")
     boolean ud;
 
     @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "1000", description = "Number of exchanges (default: ${DEFAULT-VALUE}).")
@@ -131,6 +132,11 @@ public final class PingpongCommand implements Callable<Integer> {
             local = LocalAddress.towards(peerHost);
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        if (p.mtu == null) {
+            Mtu m = LocalAddress.activeMtu(local);
+            checkUdSize(p.size, m);
+            p = new Params(p.size, p.iters, m, p.rxDepth);
+        }
         InetAddress oobLocal = oob.local(spec);
         try (Device dev = Device.open(device.config(spec, local).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
@@ -148,15 +154,20 @@ public final class PingpongCommand implements Callable<Integer> {
     private record Params(int size, int iters, Mtu mtu, int rxDepth) {
     }
 
+    private void checkUdSize(long size, Mtu mtu) {
+        if (size > mtu.bytes()) {
+            throw new ParameterException(spec.commandLine(), "invalid -s/--size " + size + " with --ud: a UD message is one packet, at most the port MTU "
+                    + mtu.bytes() + " (-m, or the interface's MTU less the RoCE headers; ud_pingpong refuses the same: \"Requested size larger than port MTU\")");
+        }
+    }
+
     private Params validate() {
         if (port < 1 || port > 65535) throw new ParameterException(spec.commandLine(), "invalid -p/--port " + port + ": must be 1..65535");
-        long size = this.size != null ? this.size : ud ? 1024 : 4096;
+        long size = this.size != null ? this.size : ud ? 2048 : 4096;
         if (size < 1 || size > (1 << 30)) throw new ParameterException(spec.commandLine(), "invalid -s/--size " + size + ": must be 1..1073741824");
-        Mtu mtu = device.mtu(Mtu.MTU_1024);
-        if (ud && size > mtu.bytes()) {
-            throw new ParameterException(spec.commandLine(), "invalid -s/--size " + size + " with --ud: a UD message is one packet, at most the port MTU "
-                    + mtu.bytes() + " (raise it with -m 2048 or -m 4096 where the link allows)");
-        }
+        // UD without -m: the port MTU comes from the interface, as rxe's does (known once the local address is)
+        Mtu mtu = ud ? device.mtu(null) : device.mtu(Mtu.MTU_1024);
+        if (ud && mtu != null) checkUdSize(size, mtu);
         if (iters < 1 || iters > Integer.MAX_VALUE) throw new ParameterException(spec.commandLine(), "invalid -n/--iters " + iters + ": must be 1..2147483647");
         if (rxDepth < 2 || rxDepth > 65536) throw new ParameterException(spec.commandLine(), "invalid -r/--rx-depth " + rxDepth + ": must be 2..65536");
         if (gidIndex != null && gidIndex != 0) {

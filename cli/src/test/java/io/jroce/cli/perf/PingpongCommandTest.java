@@ -111,8 +111,10 @@ class PingpongCommandTest {
 
     @Test
     void udRefusesMessagesLargerThanThePortMtu() {
-        usageError("a UD message is one packet, at most the port MTU 1024", "pingpong", "--ud", "--bind", "127.77.42.1", "-s", "2048");
+        usageError("a UD message is one packet, at most the port MTU 1024", "pingpong", "--ud", "--bind", "127.77.42.1", "-s", "2048", "-m", "1024");
         usageError("at most the port MTU 256", "pingpong", "--ud", "--bind", "127.77.42.1", "-m", "256");
+        // without -m, the interface's: loopback's 65536-byte MTU gives 4096, as rxe would take
+        usageError("a UD message is one packet, at most the port MTU 4096", "pingpong", "--ud", "--bind", "127.77.42.1", "-s", "8192");
     }
 
     @Test
