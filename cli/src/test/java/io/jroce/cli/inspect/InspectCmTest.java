@@ -162,7 +162,7 @@ class InspectCmTest {
         assertTrue(l.get(3).endsWith(" payload_len=20 icrc=ok"), l.get(3));
     }
 
-    /** Real rdma_rxe CM traffic (testdata/rxe/cm_*.pcap, recorded on the lab's bridge between two rxe guests). */
+    /** Real rdma_rxe CM traffic (testdata/rxe-cm/cm_*.pcap, recorded on the lab's bridge between two rxe guests). */
     private static List<String> cmLines(String file, int packets) {
         Cli.Result r = Cli.run("inspect", TestData.file(file).toString());
         assertEquals(0, r.exit(), r.out() + r.err());
@@ -174,7 +174,7 @@ class InspectCmTest {
 
     @Test
     void rdmaRxeRpingConnectsAndDisconnects() {
-        for (String file : List.of("rxe/cm_rping.pcap", "rxe/cm_rping_ipv6.pcap")) {
+        for (String file : List.of("rxe-cm/cm_rping.pcap", "rxe-cm/cm_rping_ipv6.pcap")) {
             boolean v6 = file.contains("ipv6");
             List<String> cm = cmLines(file, 41);
             assertEquals(List.of("REQ", "REP", "RTU", "DREQ", "DREP"),
@@ -199,7 +199,7 @@ class InspectCmTest {
 
     @Test
     void rdmaRxeRejectsAPortNobodyListensOn() {
-        List<String> cm = cmLines("rxe/cm_rej.pcap", 2);
+        List<String> cm = cmLines("rxe-cm/cm_rej.pcap", 2);
         assertEquals(2, cm.size());
         assertTrue(cm.get(0).contains("cm[REQ ") && cm.get(0).contains(" port=7999 "), cm.get(0));
         assertTrue(cm.get(1).contains("cm[REJ ") && cm.get(1).contains(" local_comm_id=0x00000000 remote_comm_id="
