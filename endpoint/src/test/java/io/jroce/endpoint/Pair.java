@@ -207,4 +207,13 @@ final class Pair implements AutoCloseable {
         assertEquals(before + 5, res.getLong(0));
         assertEquals(42, dstB.getLong(0));
     }
+
+    /** Waits (spinning, bounded at 10 s) until the condition holds, for a state with no completion to wait on. */
+    static void until(String what, java.util.function.BooleanSupplier cond) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) org.junit.jupiter.api.Assertions.fail("timed out waiting for: " + what);
+            Thread.onSpinWait();
+        }
+    }
 }

@@ -73,15 +73,6 @@ class RecoveryTest {
     }
 
 
-    /** Waits (spinning, bounded) until the condition holds: the fault has happened. */
-    private static void until(String what, BooleanSupplier cond) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) fail("timed out waiting for: " + what);
-            Thread.onSpinWait();
-        }
-    }
-
     /** Lets the local ACK timer expire: step the clock past the timeout and run the timers. */
     private void expireTimers() {
         clock.advanceNanos(TIMEOUT_NANOS + 1);
@@ -133,7 +124,7 @@ class RecoveryTest {
         connect();
         FaultRule r = chaosA.addRule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_LAST).once());
         write(1, 3 * MTU);
-        until("the LAST packet is dropped", () -> r.fired() == 1);
+        Pair.until("the LAST packet is dropped", () -> r.fired() == 1);
         assertEquals(0, cqA.size(), "no completion before the data is acknowledged");
         expireTimers();
         Wcs.assertOk(one(cqA), 1, WcOpcode.RDMA_WRITE, 3 * MTU, qa);
@@ -148,7 +139,7 @@ class RecoveryTest {
         qb.postRecv(new ReceiveWorkRequest(9, Sge.of(dstB)));
         qb.postRecv(new ReceiveWorkRequest(10, Sge.of(dstB)));
         qa.postSend(new SendWorkRequest(1, WrOpcode.SEND, Sge.of(srcA, 0, 100)).signaled());
-        until("the ONLY packet is dropped", () -> r.fired() == 1);
+        Pair.until("the ONLY packet is dropped", () -> r.fired() == 1);
         expireTimers();
         Wcs.assertOk(one(cqA), 1, WcOpcode.SEND, 100, qa);
         Wcs.assertOk(one(cqB), 9, WcOpcode.RECV, 100, qb);
@@ -164,7 +155,7 @@ class RecoveryTest {
         qb.postRecv(new ReceiveWorkRequest(10, Sge.of(dstB)));
         qa.postSend(new SendWorkRequest(1, WrOpcode.SEND, Sge.of(srcA, 0, 2 * MTU + 5)).signaled());
         Wcs.assertOk(one(cqB), 9, WcOpcode.RECV, 2 * MTU + 5, qb);
-        until("the ACK is dropped", () -> r.fired() == 1);
+        Pair.until("the ACK is dropped", () -> r.fired() == 1);
         expireTimers();
         Wcs.assertOk(one(cqA), 1, WcOpcode.SEND, 2 * MTU + 5, qa);
         assertTrue(qb.counters().duplicatesSeen >= 1, "the resent packets were seen as duplicates");
@@ -177,7 +168,7 @@ class RecoveryTest {
         dstB.buffer().put(data, 0, 4 * MTU);
         FaultRule r = chaosA.addRule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_READ_REQUEST).once());
         qa.postSend(new SendWorkRequest(1, WrOpcode.RDMA_READ, Sge.of(backA, 0, 4 * MTU)).remote(dstB.address(), dstB.rkey()).signaled());
-        until("the READ request is dropped", () -> r.fired() == 1);
+        Pair.until("the READ request is dropped", () -> r.fired() == 1);
         expireTimers();
         Wcs.assertOk(one(cqA), 1, WcOpcode.RDMA_READ, 4 * MTU, qa);
         assertRead(4 * MTU);
@@ -209,7 +200,7 @@ class RecoveryTest {
         MemoryRegion res = p.pdA.allocateAndRegister(8, Access.LOCAL_WRITE);
         FaultRule r = chaosA.addRule(FaultRule.drop().inbound().opcode(Opcode.RC_ATOMIC_ACKNOWLEDGE).once());
         qa.postSend(new SendWorkRequest(1, WrOpcode.ATOMIC_FETCH_AND_ADD, Sge.of(res)).remote(dstB.address(), dstB.rkey()).compareAdd(5).signaled());
-        until("the atomic ACK is dropped", () -> r.fired() == 1);
+        Pair.until("the atomic ACK is dropped", () -> r.fired() == 1);
         expireTimers();
         Wcs.assertOk(one(cqA), 1, WcOpcode.FETCH_ADD, 8, qa);
         long before = java.nio.ByteBuffer.wrap(data, 0, 8).order(java.nio.ByteOrder.nativeOrder()).getLong();
@@ -236,7 +227,7 @@ class RecoveryTest {
         assertEquals(1, da.fired());
         assertRead(3 * MTU);
         assertEquals(0, res.getLong(0));
-        until("both duplicates reach the responder", () -> qb.counters().duplicatesSeen == 2);
+        Pair.until("both duplicates reach the responder", () -> qb.counters().duplicatesSeen == 2);
         assertEquals(3, dstB.getLong(3 * MTU), "the duplicate FETCH_ADD was replayed, not executed");
         // the replayed answers reach the requester as duplicates and change nothing
         assertEquals(0, cqA.size());
@@ -270,7 +261,7 @@ class RecoveryTest {
     void rnrThenAReceiveIsPostedAndTheDataArrives() {
         connect(0x100, 0x200, 7, 1);
         qa.postSend(new SendWorkRequest(1, WrOpcode.SEND, Sge.of(srcA, 0, 300)).signaled());
-        until("the RNR NAK arrives", () -> qa.counters().rnrNaksReceived >= 1);
+        Pair.until("the RNR NAK arrives", () -> qa.counters().rnrNaksReceived >= 1);
         qb.postRecv(new ReceiveWorkRequest(9, Sge.of(dstB)));
         clock.advanceNanos(1_000_000); // > RNR timer code 1 (10 us)
         p.a.runTimers();
@@ -288,7 +279,7 @@ class RecoveryTest {
         qa.postSend(new SendWorkRequest(2, WrOpcode.RDMA_WRITE, Sge.of(srcA, 0, 10)).remote(dstB.address(), dstB.rkey()));
         for (int i = 0; i < 3; i++) {
             int want = i + 1;
-            until("RNR NAK " + want, () -> qa.counters().rnrNaksReceived >= want);
+            Pair.until("RNR NAK " + want, () -> qa.counters().rnrNaksReceived >= want);
             clock.advanceNanos(1_000_000);
             p.a.runTimers();
         }
@@ -309,7 +300,7 @@ class RecoveryTest {
         qa.postSend(new SendWorkRequest(3, WrOpcode.RDMA_WRITE, Sge.of(srcA, 0, 10)).remote(dstB.address(), dstB.rkey()));
         for (int i = 0; i < 8 && qa.state() != QpState.ERR; i++) {
             int want = i + 1;
-            until("retransmission " + want, () -> qa.counters().packetsOut >= 3L * want);
+            Pair.until("retransmission " + want, () -> qa.counters().packetsOut >= 3L * want);
             expireTimers();
         }
         List<WorkCompletion> wcs = Pair.await(cqA, 4, 10_000);

@@ -50,12 +50,8 @@ class UdTest {
     }
 
     /** Waits until the device counted a drop for {@code reason} (the datagram's only trace). */
-    private static void awaitDrop(Device d, DropReason reason, long n) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (d.counters().drops(reason) < n) {
-            if (System.nanoTime() > end) fail("no " + reason + " drop counted: " + d.counters());
-            Thread.sleep(1); // polling a counter; no completion exists to wait on
-        }
+    private static void awaitDrop(Device d, DropReason reason, long n) {
+        Pair.until(reason + " drop counted", () -> d.counters().drops(reason) >= n);
     }
 
     @Test

@@ -140,13 +140,17 @@ class GsoSegmentationIT {
     }
 
     private void awaitListening(String errFile, Process tcpdump) throws Exception {
-        long deadline = System.nanoTime() + 20_000_000_000L;
         Path err = work.resolve(errFile);
-        while (System.nanoTime() < deadline && tcpdump.isAlive()) {
-            if (Files.exists(err) && Files.readString(err).contains("listening on")) return;
-            Thread.sleep(50); // polling tcpdump's stderr for its "listening on" line, bounded by the deadline
-        }
+        if (Verbs.waitFor(() -> !tcpdump.isAlive() || listening(err), 20_000) && tcpdump.isAlive()) return;
         throw new AssertionError("tcpdump did not start listening: " + (Files.exists(err) ? Files.readString(err) : "no output"));
+    }
+
+    private static boolean listening(Path err) {
+        try {
+            return Files.exists(err) && Files.readString(err).contains("listening on");
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 
     private String inspect(Path pcap) throws Exception {
