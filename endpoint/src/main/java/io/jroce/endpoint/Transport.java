@@ -73,7 +73,7 @@ import java.util.concurrent.TimeoutException;
  * accepts a zero UDP checksum, which rdma_rxe sends (rxe_net.c prepare_udp_hdr writes 0 over IPv6 too); the
  * kernel still writes a correct checksum on what we send and still drops a wrong non-zero one.
  *
- * <p>UDP GSO (on by default with epoll, {@link DeviceConfig#gso}): the packets of a flush batch that go to
+ * <p>UDP GSO (off by default; {@link DeviceConfig#gso}, with epoll): the packets of a flush batch that go to
  * one peer with one length leave as one {@code UDP_SEGMENT} super-datagram ({@link GsoBatcher}); segment k
  * leaves with IPv4 ID k, so its ICRC is computed for ID k. Off while a datagram filter is installed, so that
  * fault injection keeps deciding per RoCE packet, and off for the rest of the device's life after a
@@ -321,12 +321,7 @@ final class Transport {
      * through the views at {@code op}'s offsets and appends the payload, then calls {@link #finishPacket}.
      */
     ByteBuf startPacket(QueuePair qp, Opcode op, int payload, boolean se, boolean ackReq, int psn) {
-        int pad = RoceV2.padFor(payload);
-        int length = op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH;
-        ByteBuf b = alloc.directBuffer(length, length);
-        bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
-        b.writerIndex(op.headerLength());
-        return b;
+        return startPacket(op, payload, se, ackReq, qp.destQpn, psn);
     }
 
     /** Ends a packet from {@link #startPacket}: zero pad, the ICRC, and the datagram queued for the batch. */
@@ -341,26 +336,30 @@ final class Transport {
      * with the batch.
      */
     private void send(QueuePair qp, ByteBuf b) {
+        send(qp, b, qp.destAddressInt, qp.destAddress16, qp.destPort, qp.destSocket, gso);
+    }
+
+    /** Stamps the ICRC for the destination, counts, records and queues the datagram ({@code batcher} null: alone). */
+    private void send(QueuePair qp, ByteBuf b, int dst, byte[] dst16, int dport, InetSocketAddress to, GsoBatcher batcher) {
         int len = b.writerIndex();
-        GsoBatcher batcher = gso;
-        int ipId = batcher == null ? 0 : batcher.position(qp.destSocket, len);
+        int ipId = batcher == null ? 0 : batcher.position(to, len);
         if (ipv6) {
-            txIcrc.writeIpv6(localAddr16, qp.destAddress16, localPort, qp.destPort, b, 0, len);
+            txIcrc.writeIpv6(localAddr16, dst16, localPort, dport, b, 0, len);
         } else {
-            txIcrc.writeIpv4(localAddr, qp.destAddressInt, ipId, Icrc.IPV4_DF, localPort, qp.destPort, b, 0, len);
+            txIcrc.writeIpv4(localAddr, dst, ipId, Icrc.IPV4_DF, localPort, dport, b, 0, len);
         }
         counters.packetsOut++;
         counters.bytesOut += len;
         qp.counters.packetsOut++;
         qp.counters.bytesOut += len;
         if (pcap != null) {
-            if (ipv6) record6(localAddr16, localPort, qp.destAddress16, qp.destPort, b, len);
-            else record(localAddr, localPort, qp.destAddressInt, qp.destPort, ipId, b, len);
+            if (ipv6) record6(localAddr16, localPort, dst16, dport, b, len);
+            else record(localAddr, localPort, dst, dport, ipId, b, len);
         }
         if (batcher != null) {
-            batcher.add(b, qp.destSocket);
+            batcher.add(b, to);
         } else {
-            channel.write(new DatagramPacket(b, qp.destSocket), channel.voidPromise());
+            channel.write(new DatagramPacket(b, to), channel.voidPromise());
         }
     }
 
@@ -369,10 +368,15 @@ final class Transport {
      * the DETH (and ImmDt) and the payload, then calls {@link #finishUdPacket}.
      */
     ByteBuf startUdPacket(Opcode op, int payload, boolean se, int destQpn, int psn) {
+        return startPacket(op, payload, se, false, destQpn, psn);
+    }
+
+    /** A packet allocated at its final size (headers, payload, pad, ICRC; pooled, never grown), its BTH written. */
+    private ByteBuf startPacket(Opcode op, int payload, boolean se, boolean ackReq, int destQpn, int psn) {
         int pad = RoceV2.padFor(payload);
         int length = op.headerLength() + payload + pad + RoceV2.ICRC_LENGTH;
         ByteBuf b = alloc.directBuffer(length, length);
-        bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, destQpn, false, psn);
+        bth.wrap(b, 0).write(op.code(), se, false, pad, RoceV2.DEFAULT_PKEY, destQpn, ackReq, psn);
         b.writerIndex(op.headerLength());
         return b;
     }
@@ -383,22 +387,7 @@ final class Transport {
      */
     void finishUdPacket(QueuePair qp, ByteBuf b, AddressHandle ah) {
         b.writeZero(b.writableBytes());
-        int len = b.writerIndex();
-        int dport = ah.udpPort();
-        if (ipv6) {
-            txIcrc.writeIpv6(localAddr16, ah.address16, localPort, dport, b, 0, len);
-        } else {
-            txIcrc.writeIpv4(localAddr, ah.addressInt, 0, Icrc.IPV4_DF, localPort, dport, b, 0, len);
-        }
-        counters.packetsOut++;
-        counters.bytesOut += len;
-        qp.counters.packetsOut++;
-        qp.counters.bytesOut += len;
-        if (pcap != null) {
-            if (ipv6) record6(localAddr16, localPort, ah.address16, dport, b, len);
-            else record(localAddr, localPort, ah.addressInt, dport, 0, b, len);
-        }
-        channel.write(new DatagramPacket(b, ah.socket), channel.voidPromise());
+        send(qp, b, ah.addressInt, ah.address16, ah.udpPort(), ah.socket, null); // one datagram each, never batched
     }
 
     private void record(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
