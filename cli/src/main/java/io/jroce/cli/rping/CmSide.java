@@ -14,6 +14,8 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * rping's connection-manager side: one event channel, the listener or the active id, and (once the connection is
@@ -30,7 +32,8 @@ final class CmSide implements AutoCloseable {
     private final PrintWriter err;
     private final boolean debug;
     private final List<CmId> ids = new ArrayList<>();
-    private volatile boolean disconnected;
+    /** Counted down by the watcher on DISCONNECTED. */
+    private final CountDownLatch disconnected = new CountDownLatch(1);
     private volatile boolean closing;
     private Thread watcher;
 
@@ -110,7 +113,7 @@ final class CmSide implements AutoCloseable {
 
     /** Whether the peer (or our own {@link #disconnect}) ended the connection. */
     boolean disconnected() {
-        return disconnected;
+        return disconnected.getCount() == 0;
     }
 
     /** rdma_disconnect, then waits briefly for DISCONNECTED. */
@@ -120,10 +123,7 @@ final class CmSide implements AutoCloseable {
         } catch (IllegalStateException e) {
             return; // already disconnected or never connected
         }
-        long deadline = System.nanoTime() + DISCONNECT_WAIT.toNanos();
-        while (!disconnected && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        disconnected.await(DISCONNECT_WAIT.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     private void watch(String role) {
@@ -136,7 +136,7 @@ final class CmSide implements AutoCloseable {
                     if (e.type() == CmEventType.DISCONNECTED) {
                         err.println(role + " DISCONNECT EVENT...");
                         err.flush();
-                        disconnected = true;
+                        disconnected.countDown();
                     }
                 }
             } catch (InterruptedException e) {
