@@ -24,9 +24,10 @@
 #      its result, or longer when draining the messages in flight took longer: iterations x size / bw_avg)
 #      are divided by the payload bytes it moved (iterations x size);
 #   3. 64-byte latency for send, write and read (--lat, -n $LAT_ITERS, 1 QP, MTU 4096): perftest's own
-#      statistics (t_typical is the median; send/write report half the round trip, read the whole).
+#      statistics (t_typical is the median; send/write report half the round trip, read the whole), once
+#      for each busy-poll time in $LAT_BUSY (--busy-poll MICROS on both sides; 0 = off, the default).
 #
-# Knobs (environment): SIZES, MTUS, QPS, TESTS, SECS, LAT_ITERS, LAT_SIZE (64), MAX_QP_BYTES (points with
+# Knobs (environment): SIZES, MTUS, QPS, TESTS, SECS, LAT_ITERS, LAT_SIZE (64), LAT_BUSY ("0 1000"), MAX_QP_BYTES (points with
 # size x QPs above it are skipped, default 16 MiB: perftest keeps 128 messages in flight per QP, so when -D
 # ends up to 128 x size x QPs bytes are still to drain, 2 GiB at this limit, seconds at a few Gbit/s),
 # ADDR_BASE (127.0.88), PORT_BASE (18800), JAVA_OPTS (given to both JVMs), YARD_SECS, YARD_RTT_COUNT.
@@ -58,6 +59,7 @@ else
 fi
 TESTS=${TESTS:-write read send}
 LAT_SIZE=${LAT_SIZE:-64}
+LAT_BUSY=${LAT_BUSY:-0 1000}
 MAX_QP_BYTES=${MAX_QP_BYTES:-16777216}
 ADDR_BASE=${ADDR_BASE:-127.0.88}
 PORT_BASE=${PORT_BASE:-18800}
@@ -230,17 +232,19 @@ for mtu in $MTUS; do
     done
 done
 
-echo "test,size,iters,status,t_min_us,t_typical_us,t_avg_us,t_99_us,t_99_9_us,t_max_us,half_round_trip" >"$OUT/lat.csv"
+echo "test,size,iters,status,t_min_us,t_typical_us,t_avg_us,t_99_us,t_99_9_us,t_max_us,half_round_trip,busy_poll_us" >"$OUT/lat.csv"
+for busy in $LAT_BUSY; do
 for test in $TESTS; do
-    name=lat-$test-s$LAT_SIZE
-    perf_run "$name" 1 "$test" --lat -m 4096 -s "$LAT_SIZE" -n "$LAT_ITERS"
+    name=lat-$test-s$LAT_SIZE-busy$busy
+    perf_run "$name" 1 "$test" --lat -m 4096 -s "$LAT_SIZE" -n "$LAT_ITERS" --busy-poll "$busy"
     j=$OUT/runs/$name.client.json
     typ=$(jnum "$j" t_typical_us)
     [[ -n $typ ]] || STATUS=${STATUS/ok/fail(no result)}
     half=yes
     [[ $test == read ]] && half=no # perftest halves the time of the ping-pong tests (send, write), not of read
-    echo "$test,$LAT_SIZE,$LAT_ITERS,$STATUS,$(jnum "$j" t_min_us),$typ,$(jnum "$j" t_avg_us),$(jnum "$j" t_99_us),$(jnum "$j" t_99_9_us),$(jnum "$j" t_max_us),$half" >>"$OUT/lat.csv"
+    echo "$test,$LAT_SIZE,$LAT_ITERS,$STATUS,$(jnum "$j" t_min_us),$typ,$(jnum "$j" t_avg_us),$(jnum "$j" t_99_us),$(jnum "$j" t_99_9_us),$(jnum "$j" t_max_us),$half,$busy" >>"$OUT/lat.csv"
     log "$name: $STATUS t_typical ${typ:-?} us"
+done
 done
 
 {

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class CompletionQueue {
     private final Device device;
+    private final long spinNanos;
+    private final boolean busyPoll;
     private final int depth;
     private final int mask;
     private final long[] wrId;
@@ -42,7 +44,7 @@ public final class CompletionQueue {
     private volatile Runnable listener;
 
     /** How long a waiting poll spins before it parks (system property jroce.cq.spinMicros, default 50). */
-    private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.spinMicros", 50));
+    static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.spinMicros", 50));
     private static final WcStatus[] STATUSES = WcStatus.values();
     private static final WcOpcode[] OPCODES = WcOpcode.values();
 
@@ -51,6 +53,8 @@ public final class CompletionQueue {
             throw new IllegalArgumentException("CQ depth must be 1..4194304, not " + requestedDepth);
         }
         this.device = device;
+        this.spinNanos = device.cqSpinNanos();
+        this.busyPoll = device.busyPoll();
         this.depth = requestedDepth;
         int slots = Integer.highestOneBit(Math.max(1, requestedDepth - 1)) << 1;
         this.mask = slots - 1;
@@ -209,11 +213,12 @@ public final class CompletionQueue {
         long deadline = start + unit.toNanos(timeout);
         // Spin briefly before sleeping: a completion usually follows within a round trip, and waking a
         // parked thread costs more than the round trip itself on loopback.
-        long spinUntil = start + Math.min(SPIN_NANOS, unit.toNanos(timeout));
+        long spinUntil = start + Math.min(spinNanos, unit.toNanos(timeout));
         while (System.nanoTime() - spinUntil < 0) {
             n = poll(out, max);
             if (n > 0) return n;
-            Thread.onSpinWait();
+            if (busyPoll) Thread.yield(); // busy-poll: let the event loop have the core if it shares ours
+            else Thread.onSpinWait();
         }
         synchronized (signal) {
             waiters++;

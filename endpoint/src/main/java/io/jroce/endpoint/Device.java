@@ -101,6 +101,10 @@ public final class Device implements AutoCloseable {
 
     DeviceConfig config() { return config; }
 
+    /** How long a waiting completion-queue poll spins before it parks: the busy-poll time, else a short default. */
+    long cqSpinNanos() { return config.busyPollNanos > 0 ? config.busyPollNanos : CompletionQueue.SPIN_NANOS; }
+    boolean busyPoll() { return config.busyPollNanos > 0; }
+
     public InetAddress address() { return config.address; }
     public int port() { return transport.localPort(); }
     /** True when the epoll native transport (recvmmsg/sendmmsg, IPv4 ID 0) is in use. */

@@ -16,6 +16,7 @@ public final class DeviceConfig {
     DatagramFilter filter;
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
     boolean gso = "true".equals(System.getProperty("jroce.gso"));
+    long busyPollNanos;
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -93,6 +94,20 @@ public final class DeviceConfig {
      * packets at a time and a 1 MiB WRITE flow fell from 0.83 Gbit/s to about 0.01 (docs/reports/performance.md).
      */
     public DeviceConfig gso(boolean v) { gso = v; return this; }
+
+    /**
+     * Busy-poll mode for latency (default 0, off): after its last datagram or task the event loop keeps polling
+     * the socket without sleeping for this long, and a {@link CompletionQueue#poll(WorkCompletion[], int, long,
+     * java.util.concurrent.TimeUnit) waiting poll} spins as long before it parks, so no hop of a round trip waits
+     * for a sleeping thread to be woken. Both yield between polls. It costs a core per busy thread while traffic
+     * flows; an idle device still sleeps. Needs the epoll transport for the event loop (with NIO only the
+     * completion queues spin).
+     */
+    public DeviceConfig busyPollMicros(long micros) {
+        if (micros < 0 || micros > 1_000_000) throw new IllegalArgumentException("busy-poll time must be 0..1000000 us, not " + micros);
+        busyPollNanos = micros * 1000;
+        return this;
+    }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

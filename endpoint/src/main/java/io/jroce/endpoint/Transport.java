@@ -111,6 +111,8 @@ final class Transport {
     private final int localPort;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private final DeviceCounters counters = new DeviceCounters();
+    /** The event loop's select strategy in busy-poll mode, else null. */
+    private volatile BusyPollStrategy busyPoll;
     private final Timers timers;
     private final PcapWriter pcapFile;
     /** {@link #pcapFile} once the device is live (not during the warm-up); event loop only. */
@@ -152,7 +154,9 @@ final class Transport {
             log.warn("epoll native transport unavailable ({}); using NIO: the kernel picks the IPv4 ID, so peers that check "
                     + "the ICRC exactly (rdma_rxe, NICs) will drop our packets", Epoll.isAvailable() ? "disabled" : Epoll.unavailabilityCause());
         }
-        this.group = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        this.group = new MultiThreadIoEventLoopGroup(1, !epoll ? NioIoHandler.newFactory()
+                : config.busyPollNanos > 0 ? EpollIoHandler.newFactory(0, () -> busyPoll = new BusyPollStrategy(config.busyPollNanos))
+                : EpollIoHandler.newFactory());
         this.timers = new Timers(this);
         this.udReceiver = new UdReceiver(device, this, counters);
         this.pcapFile = config.pcap == null ? null : new PcapWriter(config.pcap);
@@ -244,6 +248,11 @@ final class Transport {
     }
 
     boolean isEpoll() { return epoll; }
+    /** Busy-poll mode: the event loop's idle non-blocking polls so far, or -1 when it is off. Any thread. */
+    long busyIdlePolls() {
+        BusyPollStrategy s = busyPoll;
+        return s == null ? -1 : s.idlePolls;
+    }
     /** Whether packets currently leave as GSO super-datagrams where they can. */
     boolean isGso() { return gso != null; }
     boolean isIpv6() { return ipv6; }
