@@ -70,6 +70,10 @@ public final class DeviceOptions {
             + "before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.")
     Long busyPollMicros;
 
+    @Option(names = "--ecn", description = "Send every datagram ECN-capable (ECT(0)), for a peer that answers CE-marked packets with "
+            + "CNPs (a RoCE NIC with DCQCN); our requester slows down on each CNP. Off by default: rdma_rxe and jroce send no CNPs.")
+    boolean ecn;
+
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
@@ -163,6 +167,7 @@ public final class DeviceOptions {
     private DeviceConfig base(CommandSpec spec, InetAddress local) {
         DeviceConfig config = new DeviceConfig(local);
         if (gso != null) config.gso(gso);
+        config.ecn(ecn);
         if (busyPollMicros != null) {
             try {
                 config.busyPollMicros(busyPollMicros);

@@ -17,6 +17,7 @@ public final class DeviceConfig {
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
     boolean gso = "true".equals(System.getProperty("jroce.gso"));
     long busyPollNanos;
+    boolean ecn;
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -108,6 +109,17 @@ public final class DeviceConfig {
         busyPollNanos = micros * 1000;
         return this;
     }
+
+    /**
+     * ECN-capable transport (default off): every datagram leaves with the ECN field ECT(0) (IPv4 TOS / IPv6
+     * traffic class 0x02, RFC 3168), so a congested switch marks it CE instead of dropping it and a receiver that
+     * is a DCQCN notification point (a RoCE NIC) answers with a CNP, which the requester acts on (DCQCN reaction
+     * point, RoCEv2 annex A17.9). Off by default because a peer that does not send CNPs (rdma_rxe, a jroce peer:
+     * Netty's UDP socket does not deliver the received ECN field) would turn the switch's congestion signal into
+     * nothing, where a drop is at least seen. The ICRC masks the field (IBA A17.4.1), so it changes no ICRC. The
+     * socket sets it for all datagrams (the kernel writes it; Netty has no per-datagram control), ACKs included.
+     */
+    public DeviceConfig ecn(boolean v) { ecn = v; return this; }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

@@ -86,6 +86,8 @@ final class Transport {
     static final int BATCH = 64;
     private static final IntegerUnixChannelOption IP_MTU_DISCOVER = new IntegerUnixChannelOption("IP_MTU_DISCOVER", 0, 10);
     private static final int IP_PMTUDISC_DO = 2;
+    /** The ECN field's ECT(0) codepoint (RFC 3168 section 5), in the TOS / traffic class byte. */
+    static final int ECT0 = 0x02;
     /** IPPROTO_IPV6 (41), IPV6_MTU_DISCOVER (23) = IPV6_PMTUDISC_DO (2): linux/in6.h. */
     private static final IntegerUnixChannelOption IPV6_MTU_DISCOVER = new IntegerUnixChannelOption("IPV6_MTU_DISCOVER", 41, 23);
     private static final int IPV6_PMTUDISC_DO = 2;
@@ -168,6 +170,7 @@ final class Transport {
                 .option(ChannelOption.ALLOCATOR, alloc)
                 .option(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
                 .option(ChannelOption.SO_SNDBUF, config.socketBufferBytes)
+                .option(ChannelOption.IP_TOS, config.ecn ? ECT0 : 0)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
