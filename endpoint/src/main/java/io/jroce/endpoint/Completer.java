@@ -33,6 +33,16 @@ final class Completer {
     SackScoreboard sack;
     /** Selective repeat: the PSN a READ was last asked again from, so one gap in its responses asks once. */
     private int readResumedAt = -1;
+    /**
+     * Selective repeat: READ responses of the head READ that arrived past a gap and were placed already, one bit per
+     * PSN in (expected, expected + {@link JroceExtensions#OOO_WINDOW}); {@link #readGotWqe} is the READ they belong to.
+     */
+    private final long[] readGot = new long[JroceExtensions.OOO_WINDOW / 64];
+    private SendWqe readGotWqe;
+    private int readGotCount;
+    /** Selective repeat: the last PSN of the gap last asked for again (valid while {@link #readAsked}). */
+    private int readAskedEnd;
+    private boolean readAsked;
     /** Selective repeat's tail-loss probe when the device has none configured (IRN's RTO_low). */
     static final long SR_PROBE_NANOS = 1_000_000;
     /** Congestion control (null when the extension is off). */
@@ -52,6 +62,7 @@ final class Completer {
         rttPsn = -1;
         srttNanos = 0;
         readResumedAt = -1;
+        clearReadGot();
         if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
             if (sack == null) sack = new SackScoreboard();
             sack.reset(startPsn);
@@ -279,6 +290,10 @@ final class Completer {
             return;
         }
         int expected = Psn.add(w.firstPsn, w.respPkts);
+        if (sack != null) {
+            onReadResponseSelective(w, p, psn, expected);
+            return;
+        }
         int cmp = Psn.compare(psn, expected);
         if (cmp < 0) {
             qp.counters.duplicatesSeen++;
@@ -319,6 +334,100 @@ final class Completer {
             retire(w, WcStatus.SUCCESS, 0);
         }
         progress();
+    }
+
+    /**
+     * Selective repeat: a READ response is placed wherever it lands in the message, in order or past a gap (up to
+     * {@link JroceExtensions#OOO_WINDOW} PSNs ahead), since every response packet's place follows from its PSN: packet
+     * k carries bytes [k·MTU, (k+1)·MTU), the last one the rest. A jroce responder sends each packet exactly as the
+     * first time (FIRST, MIDDLE, LAST or ONLY by its place in the message), also when it sends it again. A gap
+     * is asked again alone: from the first missing PSN up to the first one already placed ({@link #readHoleRun}),
+     * once per gap, and the READ completes when every packet is in.
+     */
+    private void onReadResponseSelective(SendWqe w, RocePacket p, int psn, int expected) {
+        if (readGotWqe != w) {
+            clearReadGot();
+            readGotWqe = w;
+        }
+        int cmp = Psn.compare(psn, expected);
+        if (cmp < 0 || (cmp > 0 && readGot(psn))) {
+            qp.counters.duplicatesSeen++;
+            return;
+        }
+        if (Psn.compare(psn, w.lastPsn) > 0) return; // a later READ's response: asked again when that READ is at the head
+        if (Psn.distance(expected, psn) >= JroceExtensions.OOO_WINDOW) {
+            qp.counters.oooDropped++;
+            return;
+        }
+        int mtu = qp.mtu;
+        int index = Psn.distance(w.firstPsn, psn);
+        int npkts = Psn.distance(w.firstPsn, w.lastPsn) + 1;
+        long offset = (long) index * mtu;
+        long want = Math.min(mtu, w.length - offset);
+        Opcode op = p.opcode();
+        if (op.startsMessage() != (index == 0) || op.endsMessage() != (index == npkts - 1) || p.payloadLength() != want) {
+            failOldest(p.payloadLength() == want ? WcStatus.BAD_RESP_ERR : WcStatus.LOC_LEN_ERR, 0);
+            return;
+        }
+        if (!scatter(w, offset, p.buffer(), p.payloadOffset(), (int) want, 0)) return;
+        if (cmp > 0) {
+            readGot[(psn & (JroceExtensions.OOO_WINDOW - 1)) >>> 6] |= 1L << psn;
+            readGotCount++;
+            qp.counters.readResponsesPlacedOutOfOrder++;
+            askReadGap(w, expected); // once per gap: later responses of the same stream say the same
+            return;
+        }
+        w.respPkts++;
+        while (readGotCount > 0 && w.respPkts < npkts && readGot(Psn.add(w.firstPsn, w.respPkts))) {
+            int held = Psn.add(w.firstPsn, w.respPkts);
+            readGot[(held & (JroceExtensions.OOO_WINDOW - 1)) >>> 6] &= ~(1L << held);
+            readGotCount--;
+            w.respPkts++;
+        }
+        int next = Psn.add(w.firstPsn, w.respPkts);
+        unackedPsn = next;
+        if (w.respPkts == npkts) {
+            clearReadGot();
+            w.done = true;
+            qp.requester.rdAtomicOutstanding--;
+            retire(w, WcStatus.SUCCESS, 0);
+        } else if (readGotCount > 0) {
+            askReadGap(w, next); // the next gap is known already: packets past it are placed
+        }
+        progress();
+    }
+
+    /** Asks again for the gap that starts at {@code from} (the READ's first missing PSN), unless it was asked for already. */
+    private void askReadGap(SendWqe w, int from) {
+        if (readAsked && Psn.compare(from, readAskedEnd) <= 0) return; // inside the gap asked for last: on its way
+        readAsked = true;
+        readAskedEnd = Psn.add(from, readHoleRun(w) - 1);
+        qp.requester.resendOne(from, null, true);
+    }
+
+    private boolean readGot(int psn) {
+        return readGotCount > 0 && (readGot[(psn & (JroceExtensions.OOO_WINDOW - 1)) >>> 6] & (1L << psn)) != 0;
+    }
+
+    private void clearReadGot() {
+        if (readGotCount > 0) java.util.Arrays.fill(readGot, 0);
+        readGotCount = 0;
+        readGotWqe = null;
+        readAsked = false;
+    }
+
+    /**
+     * Selective repeat: how many response packets of READ {@code w} to ask for from its first missing one: up to the
+     * first packet already placed past the gap, or to the end of the message.
+     */
+    int readHoleRun(SendWqe w) {
+        int npkts = Psn.distance(w.firstPsn, w.lastPsn) + 1;
+        int from = w.respPkts;
+        if (sack == null || readGotWqe != w || readGotCount == 0) return npkts - from;
+        for (int k = 1; from + k < npkts && k < JroceExtensions.OOO_WINDOW; k++) {
+            if (readGot(Psn.add(w.firstPsn, from + k))) return k;
+        }
+        return npkts - from;
     }
 
     /** Writes READ payload or an atomic's original value into the WQE's scatter list. */

@@ -26,6 +26,8 @@ public final class QpCounters {
     /** Selective repeat, responder: SACKs sent (one per request held past a gap) and requests dropped beyond the window. */
     public long sacksSent;
     public long oooDropped;
+    /** Selective repeat: READ responses placed although an earlier one of the same READ was still missing. */
+    public long readResponsesPlacedOutOfOrder;
     /** Selective repeat, requester: SACKs received and single packets resent for them or after a timeout. */
     public long sacksReceived;
     public long selectiveRetransmits;
@@ -57,6 +59,7 @@ public final class QpCounters {
         c.probes = probes;
         c.sacksSent = sacksSent;
         c.oooDropped = oooDropped;
+        c.readResponsesPlacedOutOfOrder = readResponsesPlacedOutOfOrder;
         c.sacksReceived = sacksReceived;
         c.selectiveRetransmits = selectiveRetransmits;
         c.lostRetransmits = lostRetransmits;
@@ -87,6 +90,7 @@ public final class QpCounters {
         m.put("probes", probes);
         m.put("sacks_sent", sacksSent);
         m.put("ooo_dropped", oooDropped);
+        m.put("read_ooo_placed", readResponsesPlacedOutOfOrder);
         m.put("sacks_received", sacksReceived);
         m.put("selective_retransmits", selectiveRetransmits);
         m.put("lost_retransmits", lostRetransmits);

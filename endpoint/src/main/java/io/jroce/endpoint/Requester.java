@@ -225,9 +225,11 @@ final class Requester {
     private void sendReadRequest(SendWqe w) {
         long done = (long) w.respPkts * qp.mtu;
         int psn = Psn.add(w.firstPsn, w.respPkts);
+        // selective repeat: only the gap, up to the first response already placed past it
+        long len = Math.min(w.length - done, (long) qp.completer.readHoleRun(w) * qp.mtu);
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
         ByteBuf b = tx.startPacket(qp, op, 0, false, true, psn);
-        tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) (w.length - done));
+        tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) len);
         tx.finishPacket(qp, b);
     }
 

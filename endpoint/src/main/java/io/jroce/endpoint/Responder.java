@@ -399,23 +399,58 @@ final class Responder {
         }
         int mtu = qp.mtu;
         int payload = (int) Math.min(mtu, r.remaining);
-        boolean first = r.firstOfStream && r.nextPsn == r.firstPsn;
-        boolean last = r.remaining <= mtu;
-        if (payload > 0 && !r.mr.rkeyUsable()) {
+        boolean endOfStream = r.remaining <= mtu;
+        if (!sendReadPacket(r, r.nextPsn, r.nextVa, payload, r.firstOfStream && r.nextPsn == r.firstPsn, endOfStream)) {
             r.streaming = false;
-            nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, r.nextPsn, "READ region was deregistered");
             return;
         }
-        Opcode op = Opcode.rcReadResponse(first, last);
-        ByteBuf b = tx.startPacket(qp, op, payload, false, false, r.nextPsn);
-        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
-        if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(r.nextVa), payload);
-        tx.finishPacket(qp, b);
         r.firstOfStream = false;
         r.nextPsn = Psn.next(r.nextPsn);
         r.nextVa += payload;
         r.remaining -= payload;
-        if (last) r.streaming = false;
+        if (endOfStream) r.streaming = false;
+    }
+
+    /**
+     * One READ response packet. With selective repeat its opcode is the one its place in the message gives (FIRST,
+     * MIDDLE, LAST, ONLY), also when it is sent again, so the requester can place it wherever it lands; without, a
+     * READ asked again part-way is answered MIDDLE..LAST from the resume point (IBA 9.7.5.1, as rxe_resp.c does).
+     * False if the region is gone (the QP was failed).
+     */
+    private boolean sendReadPacket(ResponderResource r, int psn, long va, int payload, boolean startsStream, boolean endsStream) {
+        boolean first = reorder != null ? psn == r.firstPsn : startsStream;
+        boolean last = reorder != null ? psn == r.lastPsn : endsStream;
+        if (payload > 0 && !r.mr.rkeyUsable()) {
+            nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "READ region was deregistered");
+            return false;
+        }
+        Opcode op = Opcode.rcReadResponse(first, last);
+        ByteBuf b = tx.startPacket(qp, op, payload, false, false, psn);
+        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
+        if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(va), payload);
+        tx.finishPacket(qp, b);
+        return true;
+    }
+
+    /**
+     * Selective repeat: a READ asked again for a range this stream has already sent, while the stream is still
+     * running: the range is sent again now, and the stream goes on where it was (restarting it from the range would
+     * cut off the rest of the message, which the requester would then have to ask for too).
+     */
+    private void resendReadRange(ResponderResource r, int psn, long va, long len) {
+        int mtu = qp.mtu;
+        while (true) {
+            int payload = (int) Math.min(mtu, len);
+            if (!sendReadPacket(r, psn, va, payload, false, false)) {
+                r.streaming = false;
+                return;
+            }
+            len -= payload;
+            if (len <= 0) break;
+            psn = Psn.next(psn);
+            va += payload;
+        }
+        tx.flushLater();
     }
 
     private void executeAtomic(RocePacket p, Opcode op, int psn) {
@@ -474,7 +509,12 @@ final class Responder {
                     // the retry must ask for the same bytes or a tail of them, under the same key
                     if (p.reth().rkey() != r.rkey || va < r.va || va + len > r.va + r.length) break;
                     if (r.mr != null && !r.mr.rkeyUsable()) break;
-                    startStream(r, psn, va, len);
+                    int n = Math.max(1, (int) ((len + qp.mtu - 1) / qp.mtu));
+                    if (reorder != null && r.streaming && Psn.compare(Psn.add(psn, n - 1), r.nextPsn) < 0) {
+                        resendReadRange(r, psn, va, len);
+                    } else {
+                        startStream(r, psn, va, len);
+                    }
                     return;
                 }
                 tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);

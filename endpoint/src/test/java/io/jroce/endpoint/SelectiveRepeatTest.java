@@ -61,6 +61,43 @@ class SelectiveRepeatTest {
     }
 
     /**
+     * One READ of 64 response packets whose 6th, 7th and 40th responses are lost once: the requester places every
+     * response that lands past a gap, asks again for the two gaps alone, and the responder, still streaming, sends
+     * exactly those three packets again: 67 responses in all instead of a tail per loss.
+     */
+    @Test
+    void onlyTheMissingReadResponsesAreAskedForAgain() throws Exception {
+        int firstB = 0x300;
+        FaultInjector dropThree = FaultInjector.builder().seed(1)
+                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_READ_RESPONSE_MIDDLE).psn(firstB + 5))
+                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_READ_RESPONSE_MIDDLE).psn(firstB + 6))
+                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_READ_RESPONSE_MIDDLE).psn(firstB + 39)).build();
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.7")).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.41.8")).filter(dropThree).tailProbeMicros(0))) {
+            Pair.Conn c = connect(p, firstB, 0x400, SR); // A's send PSNs start at 0x300: the READ's responses carry them
+            int n = 64 * 256;
+            MemoryRegion local = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+            MemoryRegion remote = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_READ);
+            byte[] data = new byte[n];
+            new Random(5).nextBytes(data);
+            remote.buffer().put(data);
+            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_READ, Sge.of(local)).remote(remote.address(), remote.rkey()).signaled());
+            WorkCompletion wc = Pair.awaitOne(c.cqA);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            byte[] got = new byte[n];
+            local.buffer().get(got);
+            assertArrayEquals(data, got);
+            QpCounters a = c.qpA.counters();
+            QpCounters b = c.qpB.counters();
+            assertEquals(3, dropThree.counters().get("out.dropped"), "three responses were dropped");
+            assertEquals(64 - 3, a.readResponsesPlacedOutOfOrder + (5), "every response past a gap was placed where it landed: " + a);
+            assertEquals(2, a.selectiveRetransmits, "one READ asked again per gap: " + a);
+            assertEquals(64 + 3, b.packetsOut, "the responder sent the 64 responses and the three lost ones again: " + b);
+            assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
+        }
+    }
+
+    /**
      * A requester window (1024 PSNs) far wider than the responder's store ({@value JroceExtensions#OOO_WINDOW}): with
      * the first packet lost, what lies beyond the store is dropped and counted, and the message still arrives intact.
      */
