@@ -116,17 +116,12 @@ public final class PerfCommand implements Callable<Integer> {
 
     /** Parses --jroce-extensions. */
     private int extensions(String list) {
-        int flags = 0;
-        for (String t : list.split(",")) {
-            switch (t.trim()) {
-                case "none" -> { }
-                case "sr" -> flags |= io.jroce.endpoint.JroceExtensions.SELECTIVE_REPEAT;
-                case "cc" -> flags |= io.jroce.endpoint.JroceExtensions.CONGESTION_CONTROL;
-                case "all" -> flags |= io.jroce.endpoint.JroceExtensions.ALL;
-                default -> usage("invalid --jroce-extensions " + list + ": a comma-separated list of none, sr, cc, all");
-            }
+        try {
+            return Converters.jroceExtensions(list);
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+            return 0;
         }
-        return flags;
     }
 
     @Override
