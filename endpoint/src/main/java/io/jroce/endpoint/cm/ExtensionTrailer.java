@@ -11,11 +11,12 @@ import java.nio.charset.StandardCharsets;
  * own on the wire; it travels inside the private data, which IBA (and rdma_cm after its header) leaves opaque to
  * the CM, and only when the application asked for it ({@link CmConnParam#extensions}) and left the bytes free. A
  * peer that is not jroce hands it to its application as private data (rping and perftest ignore theirs), and
- * Wireshark shows it as bytes.
+ * Wireshark shows it as bytes. Public for tools that read captures ({@code jroce inspect}); applications use
+ * {@link CmConnParam#extensions} and {@link CmId#extensions}.
  */
-final class ExtensionTrailer {
+public final class ExtensionTrailer {
     /** The trailer's size: the application may use all but these bytes of the area to carry an offer. */
-    static final int LENGTH = 8;
+    public static final int LENGTH = 8;
     static final int VERSION = 1;
     private static final byte[] MAGIC = "jroceX".getBytes(StandardCharsets.US_ASCII);
 
@@ -41,7 +42,7 @@ final class ExtensionTrailer {
      * extensions this release knows; -1 when there is none: another magic (the peer's own data, or no jroce), or a
      * version this release does not speak.
      */
-    static int decode(byte[] area) {
+    public static int decode(byte[] area) {
         if (area == null || area.length < LENGTH) return -1;
         int at = area.length - LENGTH;
         for (int i = 0; i < MAGIC.length; i++) {
