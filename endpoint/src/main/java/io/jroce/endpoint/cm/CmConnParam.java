@@ -78,7 +78,7 @@ public final class CmConnParam {
      * data and answer without a trailer, so nothing changes for them.
      *
      * <p>On the {@link CmEventType#CONNECT_REQUEST} event's {@link CmEvent#param} this is what the requester offered
-     * (0: no valid offer).
+     * (0: no valid offer), so accepting with that param allows whatever was offered.
      */
     public CmConnParam extensions(int flags) {
         if ((flags & ~JroceExtensions.ALL) != 0) {
