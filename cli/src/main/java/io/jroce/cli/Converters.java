@@ -176,4 +176,23 @@ public final class Converters {
             }
         }
     }
+
+    /**
+     * A {@code --jroce-extensions} list: none, sr (selective retransmission), cc (congestion control) or all, joined
+     * with commas; the {@code JroceExtensions} flags.
+     */
+    public static int jroceExtensions(String list) {
+        int flags = 0;
+        for (String t : list.split(",")) {
+            switch (t.trim()) {
+                case "none" -> { }
+                case "sr" -> flags |= io.jroce.endpoint.JroceExtensions.SELECTIVE_REPEAT;
+                case "cc" -> flags |= io.jroce.endpoint.JroceExtensions.CONGESTION_CONTROL;
+                case "all" -> flags |= io.jroce.endpoint.JroceExtensions.ALL;
+                default -> throw new IllegalArgumentException("invalid --jroce-extensions " + list
+                        + ": a comma-separated list of none, sr, cc, all");
+            }
+        }
+        return flags;
+    }
 }

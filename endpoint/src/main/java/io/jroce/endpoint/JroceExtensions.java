@@ -1,10 +1,11 @@
 package io.jroce.endpoint;
 
 /**
- * Transport extensions two jroce endpoints may agree on out of band (the jroce TCP exchange, later CM private
- * data) and set on both queue pairs with {@link QueuePair#setExtensions} before RTR. With none set (the default,
- * and always with rdma_rxe, ibv_rc_pingpong or perftest peers) the QP speaks plain IBA RC with Go-Back-N and its
- * packets are exactly those of a QP without this class.
+ * Transport extensions two jroce endpoints may agree on out of band (the jroce TCP exchange, or the private data
+ * of the CM's REQ and REP: {@link io.jroce.endpoint.cm.CmConnParam#extensions}) and set on both queue pairs with
+ * {@link QueuePair#setExtensions} before RTR. With none set (the default, and always with rdma_rxe,
+ * ibv_rc_pingpong or perftest peers) the QP speaks plain IBA RC with Go-Back-N and its packets are exactly those
+ * of a QP without this class.
  *
  * <p>Every packet stays a standard RoCEv2 packet; what the extensions change is the meaning of two fields
  * between agreeing peers only (see {@link #SELECTIVE_REPEAT}).

@@ -1,6 +1,8 @@
 package io.jroce.cli.inspect;
 
 import io.jroce.cli.Json.Unsigned;
+import io.jroce.endpoint.JroceExtensions;
+import io.jroce.endpoint.cm.ExtensionTrailer;
 import io.jroce.wire.Opcode;
 import io.jroce.wire.RocePacket;
 import io.jroce.wire.mad.CmAttribute;
@@ -85,6 +87,7 @@ final class CmDecode {
                 m.put("starting_psn", Unsigned.u24(rep.startingPsn()));
                 m.put("resp_res", rep.responderResources());
                 m.put("init_depth", rep.initiatorDepth());
+                putJroceExtensions(m, rep.privateDataIndex(), CmAttribute.REP.privateDataLength());
             }
             case REJ -> {
                 rej.wrap(mad, 0);
@@ -144,6 +147,18 @@ final class CmDecode {
             }
             m.put("cma", c);
         }
+        putJroceExtensions(m, req.privateDataIndex(), CmAttribute.REQ.privateDataLength());
+    }
+
+    /**
+     * A jroce peer's extensions offer (REQ) or answer (REP): the trailer in the last 8 bytes of the private data
+     * ({@link ExtensionTrailer}); nothing when there is none.
+     */
+    private void putJroceExtensions(Map<String, Object> m, int index, int length) {
+        byte[] area = new byte[length];
+        mad.getBytes(index, area);
+        int flags = ExtensionTrailer.decode(area);
+        if (flags >= 0) m.put("jroce_ext", JroceExtensions.toString(flags));
     }
 
     private static void putLength(Map<String, Object> m, RocePacket p) {

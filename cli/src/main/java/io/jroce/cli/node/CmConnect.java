@@ -7,6 +7,7 @@ import io.jroce.cli.node.Session.Qp;
 import io.jroce.cli.node.SessionLanguage.Type;
 import io.jroce.cli.node.SessionSyntax.Statement;
 import io.jroce.endpoint.Gid;
+import io.jroce.endpoint.JroceExtensions;
 import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.RcConnect;
@@ -42,7 +43,9 @@ final class CmConnect {
                     Duration timeout) throws Failure {
         boolean listen = s.verb().equals("listen");
         Values v = x.values;
-        CmConnParam param = CmConnParam.defaults().responderResources(rd).initiatorDepth(rd);
+        // as over TCP, a jroce node offers (connect) or allows (listen) its transport extensions; they travel in the
+        // last 8 bytes of the private data, so only while the published regions leave them free
+        CmConnParam param = CmConnParam.defaults().responderResources(rd).initiatorDepth(rd).extensions(JroceExtensions.ALL);
         if (s.has("retry_cnt")) param.retryCount((int) v.value(s.arg("retry_cnt"), Type.SMALL));
         if (s.has("rnr_retry")) param.rnrRetryCount((int) v.value(s.arg("rnr_retry"), Type.SMALL));
         param.privateData(encode(published, listen ? REP_ROOM : REQ_ROOM, s.verb()));
@@ -122,9 +125,9 @@ final class CmConnect {
         for (RemoteRegion r : regions) {
             names.append(names.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
         }
-        x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s%n",
+        x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%n",
                 s.verb(), qpName, q.qp.qpNum(), IpText.of(peer), a.destQpNum(), a.pathMtu().bytes(), a.maxRdAtomic(),
-                names.length() == 0 ? "none" : names);
+                names.length() == 0 ? "none" : names, JroceExtensions.toString(q.qp.extensions()));
     }
 
     /** {@code disconnect}: rdma_disconnect, then wait for DISCONNECTED (at once if the peer released first). */

@@ -200,9 +200,9 @@ final class ConnectCommands {
             for (RemoteRegion r : peer.published()) {
                 regions.append(regions.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
             }
-            out.printf("%s %s: connected QPN 0x%06x PSN 0x%06x to %s QPN 0x%06x PSN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s%n",
+            out.printf("%s %s: connected QPN 0x%06x PSN 0x%06x to %s QPN 0x%06x PSN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%n",
                     s.verb(), qpName, q.qp.qpNum(), psn, IpText.of(peer.gid().toInetAddress()), peer.qpn(), peer.psn(), mtu.bytes(),
-                    maxRd, regions.length() == 0 ? "none" : regions);
+                    maxRd, regions.length() == 0 ? "none" : regions, io.jroce.endpoint.JroceExtensions.toString(q.qp.extensions()));
         }
     }
 }

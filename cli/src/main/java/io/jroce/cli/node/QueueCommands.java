@@ -189,11 +189,11 @@ final class QueueCommands {
             Qp q = x.qp(s);
             QpAttr a = q.qp.query();
             x.out.printf("query %s: QPN 0x%06x state %s mtu %d dest %s:%d dest_qpn 0x%06x rq_psn 0x%06x sq_psn 0x%06x access %s "
-                            + "rd_atomic %d dest_rd_atomic %d min_rnr_timer %d ack_timeout %d retry_cnt %d rnr_retry %d%n",
+                            + "rd_atomic %d dest_rd_atomic %d min_rnr_timer %d ack_timeout %d retry_cnt %d rnr_retry %d extensions %s%n",
                     x.values.name(s, "qp"), q.qp.qpNum(), a.state(), a.pathMtu().bytes(),
                     a.destAddress() == null ? "-" : IpText.of(a.destAddress()), a.destPort(), a.destQpNum(), a.rqPsn(),
                     a.sqPsn(), Access.toString(a.accessFlags()), a.maxRdAtomic(), a.maxDestRdAtomic(), a.minRnrTimer(), a.timeout(),
-                    a.retryCnt(), a.rnrRetry());
+                    a.retryCnt(), a.rnrRetry(), io.jroce.endpoint.JroceExtensions.toString(q.qp.extensions()));
             if (q.qp.type() == QpType.UD) x.out.printf("query %s: UD qkey 0x%08x%n", x.values.name(s, "qp"), a.qkey());
         }
     };

@@ -48,6 +48,7 @@ final class CmPerfCm implements PerfCm {
     private final InetAddress host;
     private final int port;
     private final Duration timeout;
+    private final int extensions;
     private final List<CmId> connections = new ArrayList<>();
     private final List<CmId> all = new ArrayList<>();
     private final Map<CmId, Set<CmEventType>> seen = new HashMap<>();
@@ -55,10 +56,20 @@ final class CmPerfCm implements PerfCm {
 
     /** {@code host} null: the server side, listening on {@code port}. */
     CmPerfCm(Device dev, Mtu mtu, InetAddress host, int port, Duration timeout) throws IOException {
+        this(dev, mtu, host, port, timeout, 0);
+    }
+
+    /**
+     * With {@code extensions} ({@code JroceExtensions}) offered in each REQ (client) or allowed in each REP (server),
+     * in the private data that perftest leaves empty: a jroce peer that offers or allows them too agrees on what both
+     * name, any other peer on none.
+     */
+    CmPerfCm(Device dev, Mtu mtu, InetAddress host, int port, Duration timeout, int extensions) throws IOException {
         this.agent = CmAgents.open(dev, mtu);
         this.host = host;
         this.port = port;
         this.timeout = timeout;
+        this.extensions = extensions;
     }
 
     @Override
@@ -139,8 +150,9 @@ final class CmPerfCm implements PerfCm {
         return out;
     }
 
-    private static CmConnParam param(int outReads) {
-        return CmConnParam.defaults().responderResources(outReads).initiatorDepth(outReads).retryCount(7).rnrRetryCount(7);
+    private CmConnParam param(int outReads) {
+        return CmConnParam.defaults().responderResources(outReads).initiatorDepth(outReads).retryCount(7).rnrRetryCount(7)
+                .extensions(extensions);
     }
 
     private CmId newId() {

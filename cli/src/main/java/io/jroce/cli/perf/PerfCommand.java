@@ -55,7 +55,8 @@ public final class PerfCommand implements Callable<Integer> {
             description = "jroce-to-jroce transport extensions: none (default, plain IBA Go-Back-N), sr (selective "
                     + "retransmission), cc (congestion control), all. The perftest exchange cannot negotiate them, so give "
                     + "the same value on both sides, and only when both are jroce: an rdma_rxe, NIC or perftest peer would "
-                    + "misread the SACKs.")
+                    + "misread the SACKs. With -R they are negotiated in the CM's private data instead: the client offers "
+                    + "them, a jroce server given the option too answers with what both name, any other peer with none.")
     String jroceExtensions;
 
     @Option(names = "--lat", description = "Latency test (ib_*_lat) instead of bandwidth (ib_*_bw).")
@@ -115,17 +116,12 @@ public final class PerfCommand implements Callable<Integer> {
 
     /** Parses --jroce-extensions. */
     private int extensions(String list) {
-        int flags = 0;
-        for (String t : list.split(",")) {
-            switch (t.trim()) {
-                case "none" -> { }
-                case "sr" -> flags |= io.jroce.endpoint.JroceExtensions.SELECTIVE_REPEAT;
-                case "cc" -> flags |= io.jroce.endpoint.JroceExtensions.CONGESTION_CONTROL;
-                case "all" -> flags |= io.jroce.endpoint.JroceExtensions.ALL;
-                default -> usage("invalid --jroce-extensions " + list + ": a comma-separated list of none, sr, cc, all");
-            }
+        try {
+            return Converters.jroceExtensions(list);
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+            return 0;
         }
-        return flags;
     }
 
     @Override
@@ -169,7 +165,7 @@ public final class PerfCommand implements Callable<Integer> {
         int ext = extensions(jroceExtensions);
         try (Device dev = Device.open(device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
-             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout) : null) {
+             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,
                     json, waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm);
             try {

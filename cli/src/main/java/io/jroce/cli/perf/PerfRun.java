@@ -145,6 +145,12 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             theirs = s.rdmaCm() ? hs.setUp(test, mine, () -> s.cm().connectTests(qps, outReads()), remote -> { })
                     : hs.setUp(test, mine, this::connectAll);
             printAddresses();
+            if (s.extensions() != 0) {
+                // with -R what the CM agreed (perhaps less than asked), else what was set on both sides
+                String ext = io.jroce.endpoint.JroceExtensions.toString(qps.get(0).extensions());
+                print(" jroce extensions: " + ext);
+                json.put("extensions", ext);
+            }
             json.put("test", test.tool());
             json.put("role", client ? "client" : "server");
             json.put("peer_version", hs.peerVersion());

@@ -1,9 +1,11 @@
 package io.jroce.cli.rping;
 
+import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.JroceExtensions;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.cm.CmConnParam;
 import io.jroce.endpoint.cm.CmEvent;
@@ -73,6 +75,12 @@ public final class RpingCommand implements Callable<Integer> {
     @Option(names = "-d", description = "Debug output.")
     boolean debug;
 
+    @Option(names = "--jroce-extensions", paramLabel = "LIST", defaultValue = "none",
+            description = "Offer (client) or allow (server) jroce-to-jroce transport extensions in the CM's private data: "
+                    + "none (default: messages exactly as rping's), sr (selective retransmission), cc (congestion "
+                    + "control), all. Used only when both sides are jroce and name them; any other peer ignores the offer.")
+    String jroceExtensions;
+
     @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0",
             description = "Give up after this many seconds without the connection coming up (0, the default: wait as rping does; "
                     + "a client still gives up when the CM's retries run out).")
@@ -90,6 +98,12 @@ public final class RpingCommand implements Callable<Integer> {
         if (count < 0) usage("Invalid count " + count);
         if (port < 1 || port > 65535) usage("invalid -p " + port + ": must be 1..65535");
         if (timeoutSeconds < 0) usage("invalid --timeout " + timeoutSeconds);
+        int ext = 0;
+        try {
+            ext = Converters.jroceExtensions(jroceExtensions);
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+        }
         if (client && address == null) usage("a client needs -a ADDR (the server's address)");
         if (server && source != null) usage("-I applies to a client only");
         InetAddress local = device.bind(spec);
@@ -120,7 +134,7 @@ public final class RpingCommand implements Callable<Integer> {
              MetricsExport exported = device.exportMetrics(spec, dev);
              CmSide side = CmSide.open(dev, mtu(local), out, err, debug)) {
             try {
-                return server ? runServer(side, dev, o, out, err, timeout) : runClient(side, dev, o, peer, out, err, timeout);
+                return server ? runServer(side, dev, o, out, err, timeout, ext) : runClient(side, dev, o, peer, out, err, timeout, ext);
             } finally {
                 out.flush();
                 device.report(err, dev);
@@ -129,14 +143,15 @@ public final class RpingCommand implements Callable<Integer> {
         }
     }
 
-    private int runServer(CmSide side, Device dev, RpingSession.Options o, PrintWriter out, PrintWriter err, Duration timeout)
-            throws IOException, InterruptedException {
+    private int runServer(CmSide side, Device dev, RpingSession.Options o, PrintWriter out, PrintWriter err, Duration timeout,
+                          int ext) throws IOException, InterruptedException {
         CmId child = side.awaitRequest(port, timeout);
         try (RpingSession s = new RpingSession(dev.allocPd(), true, o, out, err)) {
             child.useQp(s.qp());
             s.postFirstRecv();
-            child.accept(connParam());
+            child.accept(connParam().extensions(ext));
             if (!side.awaitEstablished(child, timeout, "server")) return 1;
+            if (ext != 0) out.println("jroce extensions: " + JroceExtensions.toString(child.extensions()));
             s.disconnectedWhen(side::disconnected);
             try {
                 s.runServer();
@@ -151,18 +166,19 @@ public final class RpingCommand implements Callable<Integer> {
         }
     }
 
-    private int runClient(CmSide side, Device dev, RpingSession.Options o, InetAddress peer, PrintWriter out, PrintWriter err, Duration timeout)
-            throws IOException, InterruptedException {
+    private int runClient(CmSide side, Device dev, RpingSession.Options o, InetAddress peer, PrintWriter out, PrintWriter err,
+                          Duration timeout, int ext) throws IOException, InterruptedException {
         try (RpingSession s = new RpingSession(dev.allocPd(), false, o, out, err)) {
             CmId id = side.newId();
             id.useQp(s.qp());
             s.postFirstRecv();
             if (debug) out.println("rdma_connect to " + IpText.of(peer) + " port " + port);
-            id.connect(peer, port, connParam());
+            id.connect(peer, port, connParam().extensions(ext));
             if (!side.awaitEstablished(id, timeout, "client")) {
                 err.println("connect error -1");
                 return 1;
             }
+            if (ext != 0) out.println("jroce extensions: " + JroceExtensions.toString(id.extensions()));
             s.disconnectedWhen(side::disconnected);
             try {
                 s.runClient(count);

@@ -206,6 +206,20 @@ class InspectCmTest {
                 + field(cm.get(0), "local_comm_id") + " rejected=REQ reason=8 INVALID_SERVICE_ID"), cm.get(1));
     }
 
+    /** jroce's capture of its rping offering the extensions to rxe's rping (cm-interop.sh): the offer, no answer. */
+    @Test
+    void jroceExtensionsOfferIsShownAndRxeAnswersWithout() {
+        List<String> cm = cmLines("rxe-cm/jroce_offer_rping.pcap", 65);
+        assertEquals(List.of("REQ", "REP", "RTU", "DREQ", "DREP"),
+                cm.stream().map(x -> x.substring(x.indexOf(" cm[") + 4).split(" ")[0]).toList());
+        assertTrue(cm.get(0).contains(" src_port=53566] jroce_ext=selective-repeat,congestion-control]"), cm.get(0));
+        for (String x : cm.subList(1, cm.size())) assertFalse(x.contains("jroce_ext"), x);
+        for (String file : List.of("rxe-cm/cm_rping.pcap", "rxe-cm/cm_rej.pcap")) {
+            Cli.Result r = Cli.run("inspect", TestData.file(file).toString());
+            assertFalse(r.out().contains("jroce_ext"), "rxe's own REQs carry no trailer: " + file);
+        }
+    }
+
     private static String field(String line, String name) {
         int i = line.indexOf(" " + name + "=");
         assertTrue(i >= 0, name + " in " + line);

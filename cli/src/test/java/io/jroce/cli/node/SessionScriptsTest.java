@@ -157,7 +157,9 @@ public class SessionScriptsTest {
         assertTrue(r[0].out().contains("disconnect q: DISCONNECTED, QP ERR"), r[0].out());
         assertTrue(r[1].out().contains("disconnect q: DISCONNECTED, QP ERR"), r[1].out());
         assertTrue(r[1].out().contains("connect q: connected by the CM, QPN 0x000011 to 127.0.2.1 QPN 0x000011, MTU 1024"), r[1].out());
-        assertTrue(r[1].out().contains("peer regions: box (4096 bytes)"), r[1].out());
+        assertTrue(r[1].out().contains("peer regions: box (4096 bytes); extensions: selective-repeat,congestion-control"), r[1].out());
+        // agreed in the REQ's and REP's private data, and in force on both QPs
+        assertTrue(r[0].out().contains("peer regions: none; extensions: selective-repeat,congestion-control"), r[0].out());
     }
 
     @Test

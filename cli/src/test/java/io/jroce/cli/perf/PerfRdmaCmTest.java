@@ -86,6 +86,35 @@ class PerfRdmaCmTest {
     }
 
     /**
+     * --jroce-extensions with -R is negotiated in the CM's private data: what the client offers and the server allows
+     * is in force on both sides' QPs; a server without the option agrees on nothing, and the run is plain Go-Back-N.
+     */
+    @ParameterizedTest
+    @CsvSource({"all,sr,29181,selective-repeat", "none,all,29182,none", "cc,all,29183,congestion-control"})
+    void extensionsAreNegotiatedInThePrivateData(String serverExt, String clientExt, int port, String agreed) throws Exception {
+        try (MemoryCm cm = MemoryCm.install()) {
+            List<String> common = List.of("perf", "write", "-R", "-p", Integer.toString(port), "-q", "2", "-s", "4096", "-n", "100");
+            List<String> server = new ArrayList<>(common);
+            server.addAll(List.of("--bind", "127.77.53.61", "--timeout", "30", "--jroce-extensions", serverExt));
+            List<String> client = new ArrayList<>(common);
+            client.addAll(List.of("127.77.53.61", "--bind", "127.77.53.62", "--timeout", "30", "--jroce-extensions", clientExt));
+            CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
+            assertTrue(cm.awaitAgent(ip("127.77.53.61"), Duration.ofSeconds(30)), "the server came up");
+            Cli.Result c = null;
+            for (int i = 0; i < 200; i++) { // until the server listens (REJ 8 before that)
+                c = Cli.run(client.toArray(String[]::new));
+                if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
+            }
+            Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
+            assertEquals(0, c.exit(), c.out() + c.err() + "\nserver: " + sr.err());
+            assertEquals(0, sr.exit(), sr.out() + sr.err());
+            assertTrue(c.out().contains(" jroce extensions: " + agreed + "\n"), c.out());
+            if (!serverExt.equals("none")) assertTrue(sr.out().contains(" jroce extensions: " + agreed + "\n"), sr.out());
+            else assertTrue(!sr.out().contains("jroce extensions"), sr.out());
+        }
+    }
+
+    /**
      * -q 2 and -q 4 jroce to jroce, ten runs each: one exchange connection and one rdma_cm connection per test QP,
      * all to port -p (perftest's rdma_server_connect on one listen id; the client retries REJ 8 until the server
      * listens again). Over the in-memory QP 1 network.

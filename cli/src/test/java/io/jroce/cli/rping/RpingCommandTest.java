@@ -30,6 +30,7 @@ class RpingCommandTest {
         usage("invalid -p 0", "rping", "-s", "-a", "127.77.53.21", "-p", "0");
         usage("'x'", "rping", "-s", "-a", "127.77.53.21", "-C", "x");
         usage("Unknown option", "rping", "-s", "-a", "127.77.53.21", "-q");
+        usage("invalid --jroce-extensions sack", "rping", "-s", "-a", "127.77.53.21", "--jroce-extensions", "sack");
     }
 
     @ParameterizedTest
@@ -50,6 +51,22 @@ class RpingCommandTest {
             assertEquals(10, sr.outLines().size(), sr.out());
             assertEquals("server ping data: " + RpingSessionTest.expected(3, 68, size), sr.outLines().get(3));
             assertTrue(sr.err().contains("server DISCONNECT EVENT..."), sr.err());
+        }
+    }
+
+    @Test
+    void twoJroceRpingsAgreeOnTheExtensionsBothName() throws Exception {
+        try (MemoryCm cm = MemoryCm.install()) {
+            String port = String.valueOf(PORT.getAndIncrement());
+            CompletableFuture<Cli.Result> server = CompletableFuture.supplyAsync(() -> Cli.run("rping", "-s", "-a", "127.77.53.25", "-p", port,
+                    "--jroce-extensions", "sr", "--timeout", "30"));
+            Cli.Result client = connect("rping", "-c", "-a", "127.77.53.25", "--bind", "127.77.53.26", "-p", port, "-C", "5", "-V",
+                    "--jroce-extensions", "all");
+            Cli.Result sr = server.get(60, TimeUnit.SECONDS);
+            assertEquals(0, client.exit(), client.out() + client.err());
+            assertEquals(0, sr.exit(), sr.out() + sr.err());
+            assertEquals(List.of("jroce extensions: selective-repeat"), client.outLines(), client.out());
+            assertEquals(List.of("jroce extensions: selective-repeat"), sr.outLines(), sr.out());
         }
     }
 

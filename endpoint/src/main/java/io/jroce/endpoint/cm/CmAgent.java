@@ -65,6 +65,7 @@ public final class CmAgent implements AutoCloseable {
     /** min_rnr_timer for the QPs the CM connects (ibv_rc_pingpong's 12; rdma_cm leaves the driver's default). */
     static final int MIN_RNR_TIMER = 12;
     private static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
+    private static final int REP_PRIVATE_MAX = CmAttribute.REP.privateDataLength();
 
     record Key(int commId, long caGuid) {
     }
@@ -278,6 +279,14 @@ public final class CmAgent implements AutoCloseable {
                 .localAckTimeout(id.ackTimeout);
         new CmaHeader().wrap(b, req.privateDataIndex()).write(id.localPort, localAddress(), id.remoteAddress);
         b.setBytes(req.privateDataIndex() + CmaHeader.LENGTH, param.privateDataRaw());
+        // a jroce offer only when asked for and when the application's data leaves the area's last bytes free
+        id.offered = param.extensions() != 0 && ExtensionTrailer.fits(param.privateDataLength(), REQ_PRIVATE_MAX)
+                ? param.extensions() : 0;
+        if (id.offered != 0) {
+            b.setBytes(req.privateDataIndex() + CmaHeader.LENGTH + REQ_PRIVATE_MAX - ExtensionTrailer.LENGTH,
+                    ExtensionTrailer.encode(id.offered));
+        }
+        id.extensions = 0;
         id.req = mad;
         // cm.c ib_send_cm_req: timeout = 2 * packet lifetime + remote CM response timeout
         id.retryMillis = 2 * convertMillis(cfg.packetLifeTime) + convertMillis(cfg.cmResponseTimeout);
@@ -291,9 +300,14 @@ public final class CmAgent implements AutoCloseable {
     Void accept(CmId id, CmConnParam param) {
         if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be accepted");
         if (id.qp == null) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
-        if (param.privateDataLength() > CmAttribute.REP.privateDataLength()) {
+        if (param.privateDataLength() > REP_PRIVATE_MAX) {
             throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
         }
+        // the answer to a jroce offer: only to a valid one, only when this side allows extensions and its REP data
+        // leaves room; what both offer is in force on both QPs, and a REP without the trailer agrees on nothing
+        boolean answer = id.peerOffer >= 0 && param.extensions() != 0
+                && ExtensionTrailer.fits(param.privateDataLength(), REP_PRIVATE_MAX);
+        int ext = answer ? id.peerOffer & param.extensions() : 0;
         CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
         // cm.c cm_init_qp_rtr_attr: the passive QP takes the REQ's path MTU as it is; both ends must agree, since a
         // responder refuses packets longer than its own path MTU (rxe check_length), and the requester chose it
@@ -305,6 +319,8 @@ public final class CmAgent implements AutoCloseable {
         // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
         // Linux convention (cm.c cm_req_handler): the REQ's Starting PSN is what we send from, the REP's is what we expect
         toInit(qp);
+        if (param.extensions() != 0) qp.setExtensions(ext); // before RTR, where the engines take them up
+        id.extensions = ext;
         qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
                 .destQpNum(req.localQpn()).rqPsn(psn).maxDestRdAtomic(respRes).minRnrTimer(MIN_RNR_TIMER));
         qp.modify(new QpAttr().state(QpState.RTS).sqPsn(req.startingPsn()).timeout(req.primaryPath().localAckTimeout())
@@ -319,6 +335,10 @@ public final class CmAgent implements AutoCloseable {
                 .targetAckDelay(cfg.caAckDelay).failoverAccepted(0).endToEndFlowControl(param.flowControl())
                 .rnrRetryCount(param.rnrRetryCount()).srq(false).localCaGuid(caGuid)
                 .privateData(param.privateDataRaw(), 0, param.privateDataLength());
+        if (answer) {
+            Unpooled.wrappedBuffer(mad).setBytes(rep.privateDataIndex() + REP_PRIVATE_MAX - ExtensionTrailer.LENGTH,
+                    ExtensionTrailer.encode(ext));
+        }
         leavePending(id);
         // cm.c ib_send_cm_rep: resent every REQ Local CM Response Timeout, REQ Max CM Retries times
         id.retryMillis = convertMillis(req.localCmResponseTimeout());
@@ -544,10 +564,11 @@ public final class CmAgent implements AutoCloseable {
         id.acceptTimer = exec.schedule(() -> acceptTimedOut(id), cfg.acceptTimeoutMillis, TimeUnit.MILLISECONDS);
         byte[] pd = new byte[REQ_PRIVATE_MAX];
         b.getBytes(req.privateDataIndex() + CmaHeader.LENGTH, pd);
+        id.peerOffer = ExtensionTrailer.decode(pd);
         // as seen from here: the requester's initiator depth is what we may grant as responder, and the other way round
         CmConnParam seen = new CmConnParam().responderResources(req.initiatorDepth()).initiatorDepth(req.responderResources())
                 .retryCount(req.retryCount()).rnrRetryCount(req.rnrRetryCount()).flowControl(req.endToEndFlowControl())
-                .privateData(pd);
+                .privateData(pd).extensions(Math.max(id.peerOffer, 0));
         listener.undelivered.incrementAndGet();
         listener.channel.post(new CmEvent(CmEventType.CONNECT_REQUEST, id, listener, 0, pd, seen));
     }
@@ -592,13 +613,18 @@ public final class CmAgent implements AutoCloseable {
         id.remoteQpn = rep.localQpn();
         CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
         CmConnParam p = id.param;
-        byte[] pd = new byte[CmAttribute.REP.privateDataLength()];
+        byte[] pd = new byte[REP_PRIVATE_MAX];
         rep.privateData(pd, 0);
+        // in force only when we offered and the REP answers with a subset of the offer (anything else agrees on nothing)
+        int answer = id.offered != 0 ? ExtensionTrailer.decode(pd) : -1;
+        int ext = answer >= 0 && (answer & ~id.offered) == 0 ? answer : 0;
         try {
             // what librdmacm's ucma_process_conn_resp does with rdma_init_qp_attr's values (cm.c cm_init_qp_rtr_attr,
             // cm_init_qp_rts_attr): rq_psn = our REQ's PSN, sq_psn = the REP's, timeout from the REP's ACK delay
             QueuePair qp = id.qp;
             toInit(qp);
+            if (p.extensions() != 0) qp.setExtensions(ext); // before RTR, where the engines take them up
+            id.extensions = ext;
             qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(req.pathMtu()))
                     .destQpNum(rep.localQpn()).rqPsn(req.startingPsn())
                     .maxDestRdAtomic(Math.min(p.responderResources(), QueuePair.MAX_RD_ATOMIC)).minRnrTimer(MIN_RNR_TIMER));

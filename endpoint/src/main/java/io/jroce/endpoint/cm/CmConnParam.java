@@ -1,5 +1,7 @@
 package io.jroce.endpoint.cm;
 
+import io.jroce.endpoint.JroceExtensions;
+
 import java.util.Arrays;
 
 /**
@@ -15,6 +17,7 @@ public final class CmConnParam {
     private int retryCount = 7;
     private int rnrRetryCount = 7;
     private boolean flowControl = true;
+    private int extensions;
 
     public static CmConnParam defaults() {
         return new CmConnParam();
@@ -59,12 +62,40 @@ public final class CmConnParam {
         return this;
     }
 
+    /**
+     * The {@link JroceExtensions} this side is willing to use on the connection; 0, the default, adds nothing to
+     * any message, so the REQ and REP are byte for byte those of a plain rdma_cm peer.
+     *
+     * <p>On {@link CmId#connect} a non-zero value is an <em>offer</em>: an 8-byte trailer at the end of the REQ's
+     * 56-byte private data area (bytes 48..55 after rdma_cm's header: ASCII {@code jroceX}, version 1, the flags),
+     * sent only when the application's private data is at most 48 bytes (otherwise nothing is offered). On
+     * {@link CmId#accept} a non-zero value lets a jroce requester's valid offer be answered: the REP carries the
+     * same kind of trailer in the last 8 of its 196 bytes with the flags both offer (only when the application's
+     * REP private data is at most 188 bytes); without a valid offer the REP is exactly as with 0. The extensions
+     * are in force only when both trailers travelled; the CM then sets them on the QP before RTR
+     * ({@link io.jroce.endpoint.QueuePair#setExtensions}) and {@link CmId#extensions} reports them. A side whose
+     * value is 0 leaves its QP's extensions as they are. Peers that are not jroce see the offer as opaque private
+     * data and answer without a trailer, so nothing changes for them.
+     *
+     * <p>On the {@link CmEventType#CONNECT_REQUEST} event's {@link CmEvent#param} this is what the requester offered
+     * (0: no valid offer), so accepting with that param allows whatever was offered.
+     */
+    public CmConnParam extensions(int flags) {
+        if ((flags & ~JroceExtensions.ALL) != 0) {
+            throw new IllegalArgumentException("unknown extension flags 0x" + Integer.toHexString(flags));
+        }
+        extensions = flags;
+        return this;
+    }
+
     public byte[] privateData() { return privateData.clone(); }
     public int responderResources() { return responderResources; }
     public int initiatorDepth() { return initiatorDepth; }
     public int retryCount() { return retryCount; }
     public int rnrRetryCount() { return rnrRetryCount; }
     public boolean flowControl() { return flowControl; }
+    /** See {@link #extensions(int)}. */
+    public int extensions() { return extensions; }
 
     int privateDataLength() { return privateData.length; }
     byte[] privateDataRaw() { return privateData; }
@@ -77,7 +108,8 @@ public final class CmConnParam {
     @Override
     public String toString() {
         return "CmConnParam{resp_res=" + responderResources + ", init_depth=" + initiatorDepth + ", retry=" + retryCount
-                + ", rnr_retry=" + rnrRetryCount + ", flow_control=" + flowControl + ", private_data="
+                + ", rnr_retry=" + rnrRetryCount + ", flow_control=" + flowControl
+                + (extensions != 0 ? ", extensions=" + JroceExtensions.toString(extensions) : "") + ", private_data="
                 + privateData.length + "B" + (privateData.length > 0 ? " " + Arrays.toString(Arrays.copyOf(privateData, Math.min(8, privateData.length))) : "") + "}";
     }
 }

@@ -11,7 +11,8 @@ package io.jroce.endpoint.cm;
  *                      {@link io.jroce.wire.mad.CmRej#reasonName}); UNREACHABLE: -110 (ETIMEDOUT); otherwise 0
  * @param privateData   the peer's private data as librdmacm delivers it: the whole private data area of the
  *                      message (REQ after rdma_cm's header: 56 bytes; REP 196; REJ 148), zero-padded; empty when
- *                      the event carries none
+ *                      the event carries none. When the peer is jroce and offered (REQ) or answered (REP) transport
+ *                      extensions, the area's last 8 bytes are that trailer ({@link CmConnParam#extensions})
  * @param param         for CONNECT_REQUEST the requester's values as seen from this side (its initiator depth is
  *                      our responder resources, and the other way round), like librdmacm's event param; else null
  */

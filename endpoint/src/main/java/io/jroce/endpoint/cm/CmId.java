@@ -66,6 +66,9 @@ public final class CmId implements AutoCloseable {
     long retryMillis;
     int maxRetries;
     CmConnParam param;
+    int offered;                   // active: the extensions our REQ offered (0: no trailer)
+    int peerOffer = -1;            // passive: the flags of the REQ's valid trailer, -1 without one
+    volatile int extensions;       // the JroceExtensions agreed for this connection
     boolean disconnectedReported;
     // retransmission
     byte[] outstanding;
@@ -184,6 +187,13 @@ public final class CmId implements AutoCloseable {
     public void close() {
         agent.call(() -> agent.destroy(this));
     }
+
+    /**
+     * The {@link io.jroce.endpoint.JroceExtensions} agreed for this connection in the REQ's and REP's private data
+     * (see {@link CmConnParam#extensions}), set on the QP at RTR; 0 until then, and with any peer that did not
+     * answer an offer.
+     */
+    public int extensions() { return extensions; }
 
     /** The QP bound to this id, or null. */
     public QueuePair qp() { return qp; }

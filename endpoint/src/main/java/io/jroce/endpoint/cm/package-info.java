@@ -13,6 +13,7 @@
  * <li>{@code CmConnParam}: {@code rdma_conn_param}.</li>
  * <li>{@code CmConfig}: timeouts, retries, MTU, the peers' UDP port and the caps.</li>
  * <li>{@code CmCounters}: MADs in and out, retransmissions, drops by reason.</li>
+ * <li>{@code ExtensionTrailer}: the jroce extensions offer and answer in the last 8 bytes of REQ and REP private data.</li>
  * </ul>
  *
  * <h2>Transport of MADs</h2>
