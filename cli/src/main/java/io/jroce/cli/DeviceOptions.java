@@ -5,6 +5,7 @@ import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.fault.FaultInjector;
 import io.jroce.wire.IpText;
 import picocli.CommandLine.Model.CommandSpec;
@@ -185,12 +186,21 @@ public final class DeviceOptions {
         return config;
     }
 
-    /** {@code --counters}: one line with every device counter, zeros included, so scripts can grep drop_icrc=0. */
+    /**
+     * {@code --counters}: one line with every device counter, zeros included, so scripts can grep drop_icrc=0, then
+     * one line per QP ({@code counters qp 0xN: ...}).
+     */
     public void printCounters(PrintWriter err, Device dev) {
         if (!counters) return;
         StringBuilder sb = new StringBuilder("counters device ").append(IpText.of(dev.address())).append(':');
         dev.counters().asMap().forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
         err.println(sb);
+        // then one line per RC/UD QP (not QP 1), in QPN order: retransmission, SACK, window and CNP counters per flow
+        dev.queuePairs().stream().filter(qp -> qp.qpNum() > 1).sorted(java.util.Comparator.comparingInt(QueuePair::qpNum)).forEach(qp -> {
+            StringBuilder q = new StringBuilder("counters qp 0x").append(Integer.toHexString(qp.qpNum())).append(':');
+            qp.counters().asMap().forEach((k, v) -> q.append(' ').append(k).append('=').append(v));
+            err.println(q);
+        });
         err.flush();
     }
 

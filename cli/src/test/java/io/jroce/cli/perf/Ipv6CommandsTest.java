@@ -80,6 +80,8 @@ class Ipv6CommandsTest {
         for (Cli.Result x : r) {
             assertTrue(x.err().contains(" drop_icrc=0 "), x.err());
             assertTrue(x.err().contains("counters device " + (x == r[0] ? "::1:" : "fd00:77::2:")), x.err());
+            // then the test QP's own line: the client's QP sent the 30 x 8 KiB, the server's received them
+            assertTrue(x.err().matches("(?s).*\ncounters qp 0x[0-9a-f]+: packets_out=[1-9][0-9]* .*"), x.err());
         }
     }
 
