@@ -71,6 +71,11 @@ public final class DeviceOptions {
             + "before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.")
     Long busyPollMicros;
 
+    @Option(names = "--socket-buffer", paramLabel = "BYTES", description = "UDP socket buffer size asked for (default 4194304). "
+            + "The kernel grants at most net.core.rmem_max unless we run with CAP_NET_ADMIN; QPs keep no more packets in flight than "
+            + "the granted receive buffer holds (flow control), and a warning says when that is below the 128-PSN window. 65536..268435456.")
+    Integer socketBufferBytes;
+
     @Option(names = "--ecn", description = "Send every datagram ECN-capable (ECT(0)), for a peer that answers CE-marked packets with "
             + "CNPs (a RoCE NIC with DCQCN); our requester slows down on each CNP. Off by default: rdma_rxe and jroce send no CNPs.")
     boolean ecn;
@@ -169,6 +174,12 @@ public final class DeviceOptions {
         DeviceConfig config = new DeviceConfig(local);
         if (gso != null) config.gso(gso);
         config.ecn(ecn);
+        if (socketBufferBytes != null) {
+            if (socketBufferBytes < 65536 || socketBufferBytes > (256 << 20)) {
+                throw new ParameterException(spec.commandLine(), "--socket-buffer: must be 65536..268435456 bytes, not " + socketBufferBytes);
+            }
+            config.socketBufferBytes(socketBufferBytes);
+        }
         if (busyPollMicros != null) {
             try {
                 config.busyPollMicros(busyPollMicros);

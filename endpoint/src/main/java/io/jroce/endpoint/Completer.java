@@ -70,7 +70,7 @@ final class Completer {
             sack = null;
         }
         if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
-            int ceiling = tx.maxUnackedPsns();
+            int ceiling = tx.windowFor(qp.mtu);
             if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
             cc = new CongestionControl(ceiling);
             ccCounters();

@@ -120,7 +120,7 @@ final class Requester {
     /** PSNs that may be unacknowledged: the device window, or the congestion window when that is on. */
     private int windowLimit() {
         CongestionControl cc = qp.completer.cc;
-        return cc == null ? tx.maxUnackedPsns() : cc.limit();
+        return cc == null ? tx.windowFor(qp.mtu) : cc.limit();
     }
 
     private void start(SendWqe w) {

@@ -91,6 +91,10 @@ final class Transport {
     /** IPPROTO_IPV6 (41), IPV6_MTU_DISCOVER (23) = IPV6_PMTUDISC_DO (2): linux/in6.h. */
     private static final IntegerUnixChannelOption IPV6_MTU_DISCOVER = new IntegerUnixChannelOption("IPV6_MTU_DISCOVER", 41, 23);
     private static final int IPV6_PMTUDISC_DO = 2;
+    /** SOL_SOCKET (1), SO_RCVBUFFORCE (33): asm-generic/socket.h; past net.core.rmem_max, with CAP_NET_ADMIN. */
+    private static final IntegerUnixChannelOption SO_RCVBUFFORCE = new IntegerUnixChannelOption("SO_RCVBUFFORCE", 1, 33);
+    /** The smallest window flow control leaves a QP, however small the receive buffer. */
+    static final int MIN_WINDOW = 16;
     /** SOL_UDP (17), UDP_NO_CHECK6_RX (102): linux/udp.h. */
     private static final IntegerUnixChannelOption UDP_NO_CHECK6_RX = new IntegerUnixChannelOption("UDP_NO_CHECK6_RX", 17, 102);
 
@@ -113,6 +117,8 @@ final class Transport {
     private final int localPort;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private final DeviceCounters counters = new DeviceCounters();
+    /** The receive buffer the kernel granted (SO_RCVBUF as read back: the doubled value, which counts skb overhead). */
+    private final int receiveBufferBytes;
     /** The event loop's select strategy in busy-poll mode, else null. */
     private volatile BusyPollStrategy busyPoll;
     private final Timers timers;
@@ -197,6 +203,14 @@ final class Transport {
                     + e.getMessage() + " (is another node using it, or is the address not local?)", e);
         }
         this.loop = channel.eventLoop();
+        this.receiveBufferBytes = receiveBuffer(config.socketBufferBytes);
+        int window4096 = windowFor(4096);
+        if (window4096 < config.maxUnackedPsns) {
+            log.warn("the socket's receive buffer holds {} bytes, about {} packets of path MTU 4096: QPs at that MTU keep at most {} "
+                    + "PSNs in flight instead of {} so that a peer like us does not overrun it (raise net.core.rmem_max to {} or run "
+                    + "with CAP_NET_ADMIN for the full window)", receiveBufferBytes, window4096, window4096, config.maxUnackedPsns,
+                    config.socketBufferBytes);
+        }
         // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
         this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
         if (config.gso && epoll && config.filter == null && EpollDatagramChannel.isSegmentedDatagramPacketSupported()) {
@@ -269,6 +283,39 @@ final class Transport {
     DeviceCounters counters() { return counters; }
     KeyTable keys() { return device.keys(); }
     int maxUnackedPsns() { return config.maxUnackedPsns; }
+
+    /**
+     * Flow control: the PSNs a QP of path MTU {@code mtu} may keep in flight, the device window capped by what our
+     * receive buffer holds, counted in the kernel's memory per datagram (the packet in a power-of-two allocation with
+     * the skb's shared info, plus the sk_buff: about 8.4 KB for MTU 4096, 2.3 KB for 1024). A jroce peer on a
+     * machine like ours has the same buffer, and a window past it makes the kernel drop at full speed, each drop
+     * costing a Go-Back-N pass or a timeout. rdma_rxe and NICs receive without a socket buffer, so only the cap's
+     * floor ({@link #MIN_WINDOW}) and the device window matter for them, and with the default 4 MiB buffer the cap
+     * is above the 128-PSN window at every MTU.
+     */
+    int windowFor(int mtu) {
+        int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
+        return Math.min(config.maxUnackedPsns, Math.max(MIN_WINDOW, receiveBufferBytes / perPacket));
+    }
+
+    /** The receive buffer the kernel granted, in bytes (what SO_RCVBUF reads back). */
+    int receiveBufferBytes() { return receiveBufferBytes; }
+
+    /**
+     * Asks for {@code bytes} of receive buffer past net.core.rmem_max (SO_RCVBUFFORCE, which needs CAP_NET_ADMIN;
+     * without it the SO_RCVBUF set at bind, capped by rmem_max, stays) and returns what the socket has.
+     */
+    private int receiveBuffer(int bytes) {
+        if (epoll) {
+            try {
+                channel.config().setOption(SO_RCVBUFFORCE, bytes);
+            } catch (RuntimeException e) {
+                log.debug("SO_RCVBUFFORCE refused ({}); the receive buffer stays within net.core.rmem_max", e.toString());
+            }
+        }
+        Integer got = channel.config().getOption(ChannelOption.SO_RCVBUF);
+        return got == null ? bytes : got;
+    }
     long tailProbeNanos() { return config.tailProbeNanos; }
 
     // ------------------------------------------------------------------------------------------------
