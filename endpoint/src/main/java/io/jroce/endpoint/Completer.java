@@ -54,6 +54,7 @@ final class Completer {
     }
 
     void reset(int startPsn) {
+        qp.flowRelease(qp.flowHeld);
         unackedPsn = startPsn;
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
@@ -70,7 +71,7 @@ final class Completer {
             sack = null;
         }
         if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
-            int ceiling = tx.windowFor(qp.mtu);
+            int ceiling = tx.maxUnackedPsns();
             if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
             cc = new CongestionControl(ceiling);
             ccCounters();
@@ -147,12 +148,15 @@ final class Completer {
             sack.advance(unackedPsn);
             readResumedAt = -1;
         }
-        if (hasOutstanding()) armProbe(false);
+        // timers run only while something sent is unacknowledged: a QP that waits for window or flow-control room
+        // with everything acknowledged has nothing to time out (packetSent arms them again)
+        boolean onWire = hasOutstanding() && Psn.compare(unackedPsn, qp.requester.sentEnd) < 0;
+        if (onWire) armProbe(false);
         else probeAt = 0;
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
         retriedAt = -1;
-        if (hasOutstanding() && qp.timeoutNanos > 0) {
+        if (onWire && qp.timeoutNanos > 0) {
             retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
             tx.timers().arm(qp);
         } else {
@@ -186,11 +190,12 @@ final class Completer {
             case RDMA_READ_RESPONSE -> onReadResponse(p, psn);
             default -> tx.counters().drop(DropReason.UNEXPECTED_OPCODE);
         }
-        if (cc != null) {
-            int acked = Psn.distance(before, unackedPsn);
-            if (acked > 0 && acked < (1 << 23)) cc.onAcked(acked, tx.clock().nanoTime(), srttNanos);
-            ccCounters();
+        int acked = Psn.distance(before, unackedPsn);
+        if (acked > 0 && acked < (1 << 23)) {
+            qp.flowRelease(acked);
+            if (cc != null) cc.onAcked(acked, tx.clock().nanoTime(), srttNanos);
         }
+        if (cc != null) ccCounters();
         qp.requester.run();
         ensureTimer();
     }

@@ -62,6 +62,10 @@ public final class QueuePair {
     private final Runnable doorbellTask = this::doorbell;
     private final java.util.concurrent.atomic.AtomicBoolean doorbellPending = new java.util.concurrent.atomic.AtomicBoolean();
     boolean timerListed;
+    /** Flow control: new packets this QP sent (a READ: its response packets) not yet acknowledged, in Transport.inFlight. */
+    int flowHeld;
+    /** Flow control: queued in Transport's waiters for the device-wide budget. */
+    boolean flowWaiting;
     private String errorReason;
 
     QueuePair(Device device, ProtectionDomain pd, int qpn, QpInitAttr init, QpType type, Transport tx) {
@@ -484,7 +488,21 @@ public final class QueuePair {
         }
     }
 
+    /** Flow control: {@code n} of this QP's packets were acknowledged (event loop). */
+    void flowRelease(int n) {
+        int r = Math.min(n, flowHeld);
+        flowHeld -= r;
+        device.transport().inFlight -= r;
+    }
+
+    /** Flow control: a packet (or a READ's responses) now in flight (event loop). */
+    void flowTake(int n) {
+        flowHeld += n;
+        device.transport().inFlight += n;
+    }
+
     private void toReset() {
+        flowRelease(flowHeld);
         state = QpState.RESET;
         // RESET discards every WQE without completions (IBA 10.3.1)
         sq.discardAll();
@@ -505,6 +523,7 @@ public final class QueuePair {
      * status before the flush; the QP is already in ERR when that completion can be polled.
      */
     void enterError(String reason) {
+        flowRelease(flowHeld);
         if (state != QpState.ERR) {
             errorReason = reason;
             state = QpState.ERR;

@@ -25,6 +25,8 @@ final class Requester {
     int sqPsn;
     /** Highest PSN transmitted for the first time (selective repeat: tells a lost resend from one in flight). */
     int highestSent;
+    /** The PSN after the last one transmitted (a READ's: after its last response's): what lies below it is on the wire. */
+    int sentEnd;
     /** READ/atomic WQEs started but not complete. */
     int rdAtomicOutstanding;
     private int noAckPkts;
@@ -41,12 +43,16 @@ final class Requester {
         sqNext = sqIndex;
         sqPsn = startPsn;
         highestSent = Psn.add(startPsn, -1);
+        sentEnd = startPsn;
         rdAtomicOutstanding = 0;
         noAckPkts = 0;
         rnrWaiting = false;
     }
 
     /** Transmits whatever the window, the rd_atomic limit and fences allow. Event loop only. */
+    /** Whether the last data packet sent carried AckReq (so that a QP that stops sending still hears back). */
+    private boolean lastAskedAck = true;
+
     void run() {
         QpState st = qp.state;
         if (st == QpState.ERR) {
@@ -67,6 +73,10 @@ final class Requester {
                 if ((w.flags & SendFlags.FENCE) != 0 && rdAtomicOutstanding > 0) break;
                 if (w.opcode.isReadOrAtomic() && rdAtomicOutstanding >= qp.maxRdAtomic) break;
                 if (windowFull(comp, sqPsn)) break;
+                if (!tx.flowAllows(qp)) {
+                    tx.flowWait(qp);
+                    break;
+                }
                 start(w);
             }
             if (!transmit(w, comp)) break;
@@ -117,10 +127,11 @@ final class Requester {
         return Psn.compare(psn, Psn.add(comp.unackedPsn, windowLimit())) >= 0 && comp.hasOutstanding();
     }
 
-    /** PSNs that may be unacknowledged: the device window, or the congestion window when that is on. */
+    /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
     private int windowLimit() {
         CongestionControl cc = qp.completer.cc;
-        return cc == null ? tx.windowFor(qp.mtu) : cc.limit();
+        int flow = tx.windowFor(qp.mtu);
+        return cc == null ? flow : Math.min(flow, cc.limit());
     }
 
     private void start(SendWqe w) {
@@ -143,12 +154,27 @@ final class Requester {
                 if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                 else sendAtomic(w);
                 w.nextPkt = 1;
+                if (Psn.compare(Psn.next(w.lastPsn), sentEnd) > 0) sentEnd = Psn.next(w.lastPsn);
+                if (!w.flowCounted) { // a READ's responses will fill our buffer as data fills the peer's; a retry is counted already
+                    w.flowCounted = true;
+                    qp.flowTake(w.npkts);
+                }
             }
             return true;
         }
         while (w.nextPkt < w.npkts) {
             int psn = Psn.add(w.firstPsn, w.nextPkt);
             if (w.nextPkt > 0 && windowFull(comp, psn)) return false;
+            if (w.nextPkt > 0 && w.nextPkt >= w.sentHigh && !tx.flowAllows(qp)) { // resends are counted already
+                if (!lastAskedAck) {
+                    // stopping here must leave an acknowledgement coming: one more packet, with AckReq
+                    comp.packetSent();
+                    sendDataPacket(w, w.nextPkt, psn, true);
+                    w.nextPkt++;
+                }
+                tx.flowWait(qp);
+                return w.nextPkt == w.npkts;
+            }
             comp.packetSent();
             sendDataPacket(w, w.nextPkt, psn);
             w.nextPkt++;
@@ -202,8 +228,10 @@ final class Requester {
         }
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
-        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, windowLimit())) >= 0;
+        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, windowLimit())) >= 0
+                || pkt >= w.sentHigh && tx.inFlight + 1 >= tx.flowCapacity(mtu); // the packet that fills the device's budget
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
+        lastAskedAck = ackReq;
         if (ackReq) {
             noAckPkts = 0;
             qp.completer.ackRequested(psn, forceAckReq || Psn.compare(psn, qp.completer.unackedPsn) < 0 || pkt < w.sentHigh);
@@ -211,6 +239,8 @@ final class Requester {
         if (pkt >= w.sentHigh) {
             w.sentHigh = pkt + 1;
             highestSent = psn;
+            if (Psn.compare(Psn.next(psn), sentEnd) > 0) sentEnd = Psn.next(psn);
+            qp.flowTake(1);
         }
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
         ByteBuf b = tx.startPacket(qp, op, payload, se, ackReq, psn);

@@ -33,6 +33,7 @@ final class SendWqe {
     int npkts;          // PSNs this message uses
     int nextPkt;        // next packet index to transmit
     int sentHigh;       // packets transmitted at least once (retransmissions are below it)
+    boolean flowCounted; // READ/atomic: its packets are in the QP's flow-control count (once, not per retry)
     // completer progress
     int respPkts;       // READ response packets accepted
     boolean done;
@@ -51,6 +52,7 @@ final class SendWqe {
         started = false;
         nextPkt = 0;
         sentHigh = 0;
+        flowCounted = false;
         respPkts = 0;
         done = false;
     }

@@ -56,6 +56,7 @@ final class Timers {
                 armed.remove(last);
             }
         }
+        tx.runFlowWaiters();
         tx.flushNow();
     }
 
