@@ -486,6 +486,7 @@ public final class QueuePair {
 
     private void toReset() {
         state = QpState.RESET;
+        responder.dropPendingAck(); // none is sent for a QP that is reset or destroyed
         // RESET discards every WQE without completions (IBA 10.3.1)
         sq.discardAll();
         rq.discardAll();
@@ -506,6 +507,8 @@ public final class QueuePair {
      */
     void enterError(String reason) {
         if (state != QpState.ERR) {
+            // a request executed earlier in this receive burst is still acknowledged, ahead of any NAK that follows
+            responder.emitPendingAck();
             errorReason = reason;
             state = QpState.ERR;
             attrs.state = QpState.ERR;

@@ -134,6 +134,13 @@ final class Transport {
     private byte[] lastSource16 = new byte[16];
     private boolean flushScheduled;
     private final Runnable flushTask = this::flushNow;
+    /**
+     * Responders owing a coalesced ACK ({@link Responder#emitPendingAck}), each listed once until the next flush,
+     * so the list never holds more entries than the device has QPs; it grows (rarely) and is never cleared by
+     * allocation.
+     */
+    private Responder[] ackOwed = new Responder[16];
+    private int ackOwedCount;
     /** Non-null while UDP GSO is in use: groups equal-length packets to one peer into super-datagrams. */
     private GsoBatcher gso;
     private final ChannelFutureListener gsoWritten = f -> {
@@ -308,8 +315,28 @@ final class Transport {
 
     void flushNow() {
         flushScheduled = false;
+        emitPendingAcks(); // the end of a receive burst, or any other flush: no ACK waits past it
         if (gso != null) gso.emit();
         channel.flush();
+    }
+
+    /** Lists {@code r} as owing a coalesced ACK, once until the next flush. Event loop only. */
+    void ackPending(Responder r) {
+        if (r.ackListed) return;
+        r.ackListed = true;
+        if (ackOwedCount == ackOwed.length) ackOwed = java.util.Arrays.copyOf(ackOwed, ackOwedCount * 2);
+        ackOwed[ackOwedCount++] = r;
+    }
+
+    /** Writes the one coalesced ACK each listed responder still owes (one that sent it early owes nothing). */
+    private void emitPendingAcks() {
+        for (int i = 0; i < ackOwedCount; i++) {
+            Responder r = ackOwed[i];
+            ackOwed[i] = null;
+            r.ackListed = false;
+            r.emitPendingAck();
+        }
+        ackOwedCount = 0;
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -417,6 +444,7 @@ final class Transport {
             receive(packet);
         }
 
+        /** The end of a receive burst: the coalesced ACKs of its requests leave first (in {@link #flushNow}). */
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
             flushNow();
