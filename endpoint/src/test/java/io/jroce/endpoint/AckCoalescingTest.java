@@ -194,6 +194,38 @@ class AckCoalescingTest {
         assertEquals(1, c.qpB.counters().seqNaksSent);
     }
 
+    @Test
+    void errorAfterPendingAckStillAcknowledgesWhatWasDelivered() throws Exception {
+        open(null);
+        CompletionQueue cqA = p.a.createCq(256);
+        CompletionQueue sendCqB = p.b.createCq(256);
+        CompletionQueue recvCqB = p.b.createCq(2); // the third SEND's receive completion overruns it: B goes to ERR
+        QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(64).maxRecvWr(64));
+        QueuePair qb = p.pdB.createQp(new QpInitAttr(sendCqB, recvCqB).maxSendWr(64).maxRecvWr(64));
+        RcConnect.connectPair(qa, BASE_A, qb, 0x200, RcConnect.Params.defaults().mtu(Mtu.MTU_1024).timeout(TIMEOUT_CODE));
+        Pair.Conn c = new Pair.Conn(qa, cqA, qb, recvCqB);
+        int n = 4;
+        MemoryRegion src = p.pdA.allocateAndRegister(n * MSG, Access.LOCAL_WRITE);
+        MemoryRegion dst = p.pdB.allocateAndRegister(n * MSG, Access.LOCAL_WRITE);
+        postRecvs(qb, dst, 0, n);
+
+        postWhileResponderHeld(c, sends(src, n), n);
+
+        List<WorkCompletion> wcs = Pair.await(cqA, n, 10_000);
+        // the two delivered SENDs are acknowledged before the QP fails: their senders see SUCCESS, not an error
+        WcStatus[] want = {WcStatus.SUCCESS, WcStatus.SUCCESS, WcStatus.REM_OP_ERR, WcStatus.WR_FLUSH_ERR};
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, wcs.get(i).wrId(), wcs.toString());
+            assertEquals(want[i], wcs.get(i).status(), wcs.toString());
+        }
+        assertEquals(QpState.ERR, qb.state());
+        List<Rec> seen = recorder.snapshot();
+        int nak = firstOf(seen, Aeth.Kind.NAK);
+        assertEquals(Psn.add(BASE_A, 2), seen.get(nak).psn, seen.toString());
+        assertEquals(new Rec(Opcode.RC_ACKNOWLEDGE, Psn.add(BASE_A, 1), Aeth.Kind.ACK, 2), seen.get(nak - 1), seen.toString());
+        assertTrue(nak < 2, "the two SENDs of one burst were acknowledged by one ACK: " + seen);
+    }
+
     private static int firstOf(List<Rec> seen, Aeth.Kind kind) {
         for (int i = 0; i < seen.size(); i++) if (seen.get(i).kind == kind) return i;
         fail("no " + kind + " in " + seen);
