@@ -57,7 +57,8 @@ import java.util.concurrent.TimeoutException;
  * The device's UDP transport and event loop. One event loop owns the socket and every QP of the device:
  * it reads datagrams in batches ({@code recvmmsg}), checks the ICRC, decodes, and dispatches by
  * destination QP; the packets produced in one pass are written without flushing and flushed together
- * ({@code sendmmsg}).
+ * ({@code sendmmsg}), and the plain ACKs a pass owes are coalesced to one per QP, written just before that
+ * flush ({@link Responder}).
  *
  * <p>The socket has the address family of the device's address. IPv4: it is unconnected with
  * {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4 ID 0 and DF on every datagram and the
@@ -136,8 +137,8 @@ final class Transport {
     private final Runnable flushTask = this::flushNow;
     /**
      * Responders owing a coalesced ACK ({@link Responder#emitPendingAck}), each listed once until the next flush,
-     * so the list never holds more entries than the device has QPs; it grows (rarely) and is never cleared by
-     * allocation.
+     * so it never holds more entries than the device has QPs; it only grows (doubling) when more QPs owe an ACK
+     * at once than ever before, never per packet.
      */
     private Responder[] ackOwed = new Responder[16];
     private int ackOwedCount;
