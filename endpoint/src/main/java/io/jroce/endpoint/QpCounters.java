@@ -37,6 +37,12 @@ public final class QpCounters {
     public long cwnd;
     public long cwndDecreases;
     public long cnpsReceived;
+    /**
+     * Responder: plain positive ACKs sent (duplicate re-ACKs included; NAKs, READ responses and atomic ACKs not),
+     * and ACKs not sent because a later one of the same receive burst covered them (ACK coalescing).
+     */
+    public long acksSent;
+    public long acksCoalesced;
 
     QpCounters copy() {
         QpCounters c = new QpCounters();
@@ -66,6 +72,8 @@ public final class QpCounters {
         c.cwnd = cwnd;
         c.cwndDecreases = cwndDecreases;
         c.cnpsReceived = cnpsReceived;
+        c.acksSent = acksSent;
+        c.acksCoalesced = acksCoalesced;
         return c;
     }
 
@@ -97,6 +105,8 @@ public final class QpCounters {
         m.put("cwnd", cwnd);
         m.put("cwnd_decreases", cwndDecreases);
         m.put("cnps_received", cnpsReceived);
+        m.put("acks_sent", acksSent);
+        m.put("acks_coalesced", acksCoalesced);
         return m;
     }
 

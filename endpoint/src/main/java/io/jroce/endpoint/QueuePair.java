@@ -504,6 +504,7 @@ public final class QueuePair {
     private void toReset() {
         flowRelease(flowHeld);
         state = QpState.RESET;
+        responder.dropPendingAck(); // none is sent for a QP that is reset or destroyed
         // RESET discards every WQE without completions (IBA 10.3.1)
         sq.discardAll();
         rq.discardAll();
@@ -525,6 +526,8 @@ public final class QueuePair {
     void enterError(String reason) {
         flowRelease(flowHeld);
         if (state != QpState.ERR) {
+            // a request executed earlier in this receive burst is still acknowledged, ahead of any NAK that follows
+            responder.emitPendingAck();
             errorReason = reason;
             state = QpState.ERR;
             attrs.state = QpState.ERR;

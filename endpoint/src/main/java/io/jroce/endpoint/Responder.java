@@ -36,6 +36,19 @@ final class Responder {
     private final RocePacket held = new RocePacket();
     /** True while held requests are executed: their AckReqs are folded into one cumulative ACK. */
     private boolean draining;
+    /**
+     * ACK coalescing: the plain positive ACK owed for the newest AckReq of the current receive burst, not sent
+     * yet. An ACK of PSN n acknowledges every PSN up to n (IBA 9.7.5.1, coalesced acknowledges; rdma_rxe
+     * rxe_comp.c check_psn completes every earlier WQE on a later ACK), so one ACK per QP and burst says as much
+     * as one per AckReq. It leaves at the transport's next flush (the end of the burst) or before any other
+     * packet this responder sends, so our responses stay in PSN order on the wire.
+     */
+    private boolean ackPending;
+    private int ackPsn;
+    /** The MSN the pending ACK carries: the MSN when its AckReq was answered, as an immediate ACK would carry. */
+    private int ackMsn;
+    /** On the transport's list of responders with a pending ACK (once per flush, however many ACKs it folded). */
+    boolean ackListed;
 
     Responder(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -45,6 +58,7 @@ final class Responder {
     void reset(int rqPsn, int maxDestRdAtomic) {
         ePsn = rqPsn;
         msn = 0;
+        ackPending = false;
         seqNakSent = false;
         inProgress = null;
         writeMr = null;
@@ -108,6 +122,7 @@ final class Responder {
             qp.counters.duplicatesSeen++; // resent although held: SACK it again, the first SACK was lost
         }
         qp.counters.sacksSent++;
+        emitPendingAck();
         Opcode op = Opcode.RC_ACKNOWLEDGE;
         ByteBuf b = tx.startPacket(qp, op, 0, false, false, ePsn);
         tx.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), psn);
@@ -134,7 +149,7 @@ final class Responder {
         } finally {
             draining = false;
         }
-        if (drained > 0 && acceptsRequests()) sendAck(Aeth.ACK_UNLIMITED, Psn.add(ePsn, -1));
+        if (drained > 0 && acceptsRequests()) coalesceAck(Psn.add(ePsn, -1));
     }
 
     private boolean acceptsRequests() {
@@ -425,6 +440,7 @@ final class Responder {
             return false;
         }
         Opcode op = Opcode.rcReadResponse(first, last);
+        emitPendingAck();
         ByteBuf b = tx.startPacket(qp, op, payload, false, false, psn);
         if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
         if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(va), payload);
@@ -488,6 +504,7 @@ final class Responder {
     }
 
     private void sendAtomicAck(int psn, long original, int ackMsn) {
+        emitPendingAck();
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
         ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
         tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, ackMsn);
@@ -537,7 +554,32 @@ final class Responder {
     }
 
     private void ackIfAsked(RocePacket p, int psn) {
-        if (p.ackReq() && !draining) sendAck(Aeth.ACK_UNLIMITED, psn);
+        if (p.ackReq() && !draining) coalesceAck(psn);
+    }
+
+    /**
+     * Owes a plain ACK of {@code psn} with the current MSN: it replaces the pending one (which it covers, PSNs
+     * being accepted in order) and leaves at the next flush. No allocation: a flag and two ints on the QP.
+     */
+    private void coalesceAck(int psn) {
+        if (ackPending) qp.counters.acksCoalesced++;
+        ackPending = true;
+        ackPsn = psn;
+        ackMsn = msn;
+        tx.ackPending(this);
+    }
+
+    /** Sends the pending coalesced ACK, if any. Called before every other packet of this responder and at each flush. */
+    void emitPendingAck() {
+        if (!ackPending) return;
+        ackPending = false;
+        qp.counters.acksSent++;
+        writeAck(Aeth.ACK_UNLIMITED, ackPsn, ackMsn);
+    }
+
+    /** Forgets the pending ACK: the QP is reset or destroyed, so nothing is sent for it. */
+    void dropPendingAck() {
+        ackPending = false;
     }
 
     /**
@@ -555,10 +597,17 @@ final class Responder {
         sendAck(Aeth.rnrNak(qp.minRnrTimer), psn);
     }
 
+    /** Sends an ACK or NAK now, after the pending coalesced ACK (a lower PSN) so the two leave in PSN order. */
     void sendAck(int syndrome, int psn) {
+        emitPendingAck();
+        if (Aeth.kind(syndrome) == Aeth.Kind.ACK) qp.counters.acksSent++;
+        writeAck(syndrome, psn, msn);
+    }
+
+    private void writeAck(int syndrome, int psn, int ackMsn) {
         Opcode op = Opcode.RC_ACKNOWLEDGE;
         ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
-        tx.aeth.wrap(b, op.aethOffset()).write(syndrome, msn);
+        tx.aeth.wrap(b, op.aethOffset()).write(syndrome, ackMsn);
         tx.finishPacket(qp, b);
     }
 

@@ -57,7 +57,8 @@ import java.util.concurrent.TimeoutException;
  * The device's UDP transport and event loop. One event loop owns the socket and every QP of the device:
  * it reads datagrams in batches ({@code recvmmsg}), checks the ICRC, decodes, and dispatches by
  * destination QP; the packets produced in one pass are written without flushing and flushed together
- * ({@code sendmmsg}).
+ * ({@code sendmmsg}), and the plain ACKs a pass owes are coalesced to one per QP, written just before that
+ * flush ({@link Responder}).
  *
  * <p>The socket has the address family of the device's address. IPv4: it is unconnected with
  * {@code IP_MTU_DISCOVER = IP_PMTUDISC_DO}, so the kernel writes IPv4 ID 0 and DF on every datagram and the
@@ -144,6 +145,13 @@ final class Transport {
     private byte[] lastSource16 = new byte[16];
     private boolean flushScheduled;
     private final Runnable flushTask = this::flushNow;
+    /**
+     * Responders owing a coalesced ACK ({@link Responder#emitPendingAck}), each listed once until the next flush,
+     * so it never holds more entries than the device has QPs; it only grows (doubling) when more QPs owe an ACK
+     * at once than ever before, never per packet.
+     */
+    private Responder[] ackOwed = new Responder[16];
+    private int ackOwedCount;
     /** Non-null while UDP GSO is in use: groups equal-length packets to one peer into super-datagrams. */
     private GsoBatcher gso;
     private final ChannelFutureListener gsoWritten = f -> {
@@ -408,8 +416,28 @@ final class Transport {
 
     void flushNow() {
         flushScheduled = false;
+        emitPendingAcks(); // the end of a receive burst, or any other flush: no ACK waits past it
         if (gso != null) gso.emit();
         channel.flush();
+    }
+
+    /** Lists {@code r} as owing a coalesced ACK, once until the next flush. Event loop only. */
+    void ackPending(Responder r) {
+        if (r.ackListed) return;
+        r.ackListed = true;
+        if (ackOwedCount == ackOwed.length) ackOwed = java.util.Arrays.copyOf(ackOwed, ackOwedCount * 2);
+        ackOwed[ackOwedCount++] = r;
+    }
+
+    /** Writes the one coalesced ACK each listed responder still owes (one that sent it early owes nothing). */
+    private void emitPendingAcks() {
+        for (int i = 0; i < ackOwedCount; i++) {
+            Responder r = ackOwed[i];
+            ackOwed[i] = null;
+            r.ackListed = false;
+            r.emitPendingAck();
+        }
+        ackOwedCount = 0;
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -517,6 +545,7 @@ final class Transport {
             receive(packet);
         }
 
+        /** The end of a receive burst: the coalesced ACKs of its requests leave first (in {@link #flushNow}). */
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
             if (!flowWaiters.isEmpty()) runFlowWaiters();

@@ -79,7 +79,12 @@ final class JroceCollector implements MultiCollector {
                     "Duplicate requests or responses seen (already-acknowledged PSNs).", c -> c.duplicatesSeen),
             new Family<>("jroce_qp_out_of_order_packets", null, "Requests that arrived past a gap in the PSN sequence.", c -> c.outOfOrder),
             new Family<>("jroce_qp_unexpected_responses", null, "Responses that matched no outstanding request.", c -> c.ghostResponses),
-            new Family<>("jroce_qp_tail_probes", null, "Tail-loss probes: single resends of the oldest unacknowledged packet.", c -> c.probes));
+            new Family<>("jroce_qp_tail_probes", null, "Tail-loss probes: single resends of the oldest unacknowledged packet.", c -> c.probes),
+            new Family<>("jroce_qp_acks_sent", null,
+                    "Plain positive ACKs the responder sent (duplicate re-ACKs included; NAKs, READ responses and atomic ACKs not).",
+                    c -> c.acksSent),
+            new Family<>("jroce_qp_acks_coalesced", null,
+                    "ACKs the responder did not send because a later ACK of the same receive burst covered them.", c -> c.acksCoalesced));
 
     private static final String[] QP_STATES = stateNames();
 
