@@ -65,6 +65,12 @@ public final class DeviceOptions {
             + "with its own ICRC. --no-gso (the default) sends every packet as its own datagram in the batch. Not used together with --chaos.")
     Boolean gso;
 
+    @Option(names = "--event-loops", paramLabel = "N", description = "Event loops of our device, 1..64 (default 1): each has "
+            + "its own UDP socket on the same address and port (SO_REUSEPORT, epoll only) and runs its share of the queue pairs; "
+            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs). See the user guide, "
+            + "Several event loops.")
+    Integer eventLoops;
+
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
@@ -158,6 +164,12 @@ public final class DeviceOptions {
     private DeviceConfig base(CommandSpec spec, InetAddress local) {
         DeviceConfig config = new DeviceConfig(local);
         if (gso != null) config.gso(gso);
+        if (eventLoops != null) {
+            if (eventLoops < 1 || eventLoops > 64) {
+                throw new ParameterException(spec.commandLine(), "--event-loops: must be 1..64, not " + eventLoops);
+            }
+            config.eventLoops(eventLoops);
+        }
         if (pcap != null) {
             Path dir = pcap.toAbsolutePath().getParent();
             if (dir != null && !Files.isDirectory(dir)) {
