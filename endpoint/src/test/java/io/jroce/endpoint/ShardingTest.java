@@ -243,6 +243,31 @@ class ShardingTest {
         assertTrue(sums[0].retries + sums[1].seqNaksSent + sums[1].outOfOrder > 0, "losses seen by the engines: " + sums[0] + " " + sums[1]);
     }
 
+    /** IPv6: the handed-over datagram carries its 16-byte sender, which the owner checks the ICRC and the source with. */
+    @Test
+    void ipv6DevicesOfTwoLoops() throws Exception {
+        try (Pair p = new Pair(config("::1", 2), config("::1", 2))) {
+            CompletionQueue cqA = p.a.createCq(64);
+            CompletionQueue cqB = p.b.createCq(64);
+            MemoryRegion src = p.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(64 * 8, Access.LOCAL_WRITE);
+            List<QueuePair> qas = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA));
+                QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB));
+                connect(qa, p.b, qb, p.a, 1, 2);
+                qb.postRecv(new ReceiveWorkRequest(i, Sge.of(dst, i * 64, 64)));
+                qas.add(qa);
+            }
+            for (int i = 0; i < 8; i++) qas.get(i).postSend(new SendWorkRequest(i, WrOpcode.SEND, Sge.of(src, 0, 64)).signaled());
+            for (WorkCompletion wc : Pair.await(cqA, 8, 10_000)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            for (WorkCompletion wc : Pair.await(cqB, 8, 10_000)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            DeviceCounters c = p.b.counters();
+            assertTrue(c.shardHandoffs > 0, c.toString());
+            assertEquals(0, c.totalDrops(), c.toString());
+        }
+    }
+
     @Test
     void oneLoopIsTheDefaultAndNeverHandsOff() throws Exception {
         try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.52.7")).port(0), new DeviceConfig(Pair.addr("127.77.52.8")).port(0))) {
