@@ -121,15 +121,27 @@ final class Shards {
         }
     }
 
+    /**
+     * Every socket first (no shard reads, so none hands a datagram over any more), then every loop: their
+     * shutdowns run together, and what is still queued for handoff is released.
+     */
     private void closeTransports() {
         RuntimeException first = null;
         for (Transport t : all) {
             if (t == null) continue;
             try {
-                t.close();
+                t.closeChannel();
             } catch (RuntimeException e) {
                 if (first == null) first = e;
             }
+        }
+        List<io.netty.util.concurrent.Future<?>> stopping = new ArrayList<>();
+        for (Transport t : all) {
+            if (t != null) stopping.add(t.shutdownLoop());
+        }
+        for (io.netty.util.concurrent.Future<?> f : stopping) f.syncUninterruptibly();
+        for (Transport t : all) {
+            if (t != null) t.discardHandoffs();
         }
         if (first != null) throw first;
     }

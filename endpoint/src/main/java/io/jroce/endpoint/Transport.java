@@ -697,27 +697,40 @@ final class Transport {
         flushNow();
     }
 
-    private void discardHandoffs() {
+    void discardHandoffs() {
         if (handoffs == null) return;
         for (ByteBuf b; (b = handoffs.poll()) != null; ) b.release();
     }
 
     void close() {
         try {
-            if (gso != null && !group.isShuttingDown()) {
-                try {
-                    call(() -> {
-                        if (gso != null) gso.discard();
-                        return null;
-                    });
-                } catch (RuntimeException e) {
-                    log.debug("releasing the open GSO run: {}", e.toString());
-                }
-            }
-            channel.close().syncUninterruptibly();
+            closeChannel();
         } finally {
-            group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS).syncUninterruptibly();
+            shutdownLoop().syncUninterruptibly();
             discardHandoffs(); // the loop is gone: nothing drains them any more
         }
+    }
+
+    /**
+     * Closes the socket; the loop keeps running (it may still drain handoffs). The shards of a device close
+     * every socket before they stop any loop, so no shard hands a datagram to a loop that is gone.
+     */
+    void closeChannel() {
+        if (gso != null && !group.isShuttingDown()) {
+            try {
+                call(() -> {
+                    if (gso != null) gso.discard();
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                log.debug("releasing the open GSO run: {}", e.toString());
+            }
+        }
+        channel.close().syncUninterruptibly();
+    }
+
+    /** Starts shutting the loop down (after {@link #closeChannel}); {@link #discardHandoffs} once it is done. */
+    io.netty.util.concurrent.Future<?> shutdownLoop() {
+        return group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS);
     }
 }
