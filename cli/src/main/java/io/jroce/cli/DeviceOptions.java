@@ -79,6 +79,11 @@ public final class DeviceOptions {
     @Option(names = "--ecn", description = "Send every datagram ECN-capable (ECT(0)), for a peer that answers CE-marked packets with "
             + "CNPs (a RoCE NIC with DCQCN); our requester slows down on each CNP. Off by default: rdma_rxe and jroce send no CNPs.")
     boolean ecn;
+    @Option(names = "--event-loops", paramLabel = "N", description = "Event loops of our device, 1..64 (default 1): each has "
+            + "its own UDP socket on the same address and port (SO_REUSEPORT, epoll only) and runs its share of the queue pairs; "
+            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs). See the user guide, "
+            + "Several event loops.")
+    Integer eventLoops;
 
     private FaultInjector chaos;
 
@@ -186,6 +191,12 @@ public final class DeviceOptions {
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(spec.commandLine(), "--busy-poll: " + e.getMessage());
             }
+        }
+        if (eventLoops != null) {
+            if (eventLoops < 1 || eventLoops > 64) {
+                throw new ParameterException(spec.commandLine(), "--event-loops: must be 1..64, not " + eventLoops);
+            }
+            config.eventLoops(eventLoops);
         }
         if (pcap != null) {
             Path dir = pcap.toAbsolutePath().getParent();

@@ -12,6 +12,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Overflow is an error, never a silent drop: when the ring is full the CQ is marked overrun, the QP
  * whose completion did not fit goes to the error state (IBA 11.4.2.1: a CQ overrun is an affiliated
  * error), and {@link #poll} throws once the entries that did fit have been read.
+ *
+ * <p>On a device with several event loops the queue pairs of one CQ may belong to different loops: producers
+ * then take {@link #pushLock} (a short, rarely contended section); with one loop the single producer takes none.
  */
 public final class CompletionQueue {
     private final Device device;
@@ -42,6 +45,8 @@ public final class CompletionQueue {
     private volatile int armed; // 0 none, 1 any completion, 2 solicited only
     private long events;        // guarded by signal
     private volatile Runnable listener;
+    /** Non-null when several event loops may produce (a device with more than one shard). */
+    private final Object pushLock;
 
     /** How long a waiting poll spins before it parks (system property jroce.cq.spinMicros, default 50). */
     static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.spinMicros", 50));
@@ -55,6 +60,7 @@ public final class CompletionQueue {
         this.device = device;
         this.spinNanos = device.cqSpinNanos();
         this.busyPoll = device.busyPoll();
+        this.pushLock = device.eventLoops() > 1 ? new Object() : null;
         this.depth = requestedDepth;
         int slots = Integer.highestOneBit(Math.max(1, requestedDepth - 1)) << 1;
         this.mask = slots - 1;
@@ -89,7 +95,7 @@ public final class CompletionQueue {
     }
 
     /**
-     * Produces one completion. Called on the event loop only (single producer).
+     * Produces one completion. Called on the event loop only (single producer; with several loops, under the lock).
      *
      * @return false if the queue was full: the CQ is now overrun and the caller must fail its QP
      */
@@ -100,16 +106,40 @@ public final class CompletionQueue {
     /** {@link #push} with the UD source QP number and UDP source port of a receive completion. */
     boolean push(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited, int src,
                  int sport) {
+        int r;
+        if (pushLock == null) {
+            r = pushOne(id, st, op, len, immInv, qpn, fl, vendor, solicited, src, sport);
+        } else {
+            synchronized (pushLock) {
+                r = pushOne(id, st, op, len, immInv, qpn, fl, vendor, solicited, src, sport);
+            }
+        }
+        // the user's callbacks run outside the producers' lock
+        if ((r & OVERRUN_NOW) != 0) device.asyncEvent(AsyncEvent.CQ_ERR, this, null, overrunDetail);
+        if ((r & EVENT) != 0) {
+            Runnable l = listener;
+            if (l != null) l.run();
+        }
+        return (r & PUSHED) != 0;
+    }
+
+    private static final int PUSHED = 1;
+    private static final int EVENT = 2;
+    private static final int OVERRUN_NOW = 4;
+
+    /** Stores one completion and wakes waiters; returns {@link #PUSHED}, {@link #EVENT} and {@link #OVERRUN_NOW} bits. */
+    private int pushOne(long id, WcStatus st, WcOpcode op, int len, int immInv, int qpn, int fl, int vendor, boolean solicited,
+                        int src, int sport) {
         long t = tail;
         if (t - head >= depth || overrun) {
+            int r = 0;
             if (!overrun) {
                 overrunDetail = "completion queue overrun: depth " + depth + " was full when QP 0x" + Integer.toHexString(qpn)
                         + " completed wr_id " + id + " (" + st + "); poll more often or create a deeper CQ";
                 overrun = true;
-                device.asyncEvent(AsyncEvent.CQ_ERR, this, null, overrunDetail);
+                r = OVERRUN_NOW;
             }
-            wake(true);
-            return false;
+            return r | wake(true);
         }
         int i = (int) t & mask;
         wrId[i] = id;
@@ -123,11 +153,11 @@ public final class CompletionQueue {
         srcPort[i] = sport;
         vendorErr[i] = vendor;
         tail = t + 1; // volatile write publishes the slot
-        wake(solicited || st != WcStatus.SUCCESS);
-        return true;
+        return PUSHED | wake(solicited || st != WcStatus.SUCCESS);
     }
 
-    private void wake(boolean solicitedOrError) {
+    /** Wakes waiters; returns {@link #EVENT} when an armed notification fires (the caller runs the listener). */
+    private int wake(boolean solicitedOrError) {
         int a = armed;
         boolean event = a == 1 || (a == 2 && solicitedOrError);
         if (event) armed = 0;
@@ -137,10 +167,7 @@ public final class CompletionQueue {
                 signal.notifyAll();
             }
         }
-        if (event) {
-            Runnable l = listener;
-            if (l != null) l.run();
-        }
+        return event ? EVENT : 0;
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.jroce.endpoint;
 
-import io.netty.util.collection.IntObjectHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,6 +11,11 @@ import java.util.List;
  * A software RoCEv2 device: one IPv4 or IPv6 address and UDP port (4791 by default), one GID (for
  * IPv4 the address's IPv4-mapped form, for IPv6 the address itself, at index 0), and the protection domains, memory regions, completion queues and queue
  * pairs created on it. {@link #close()} releases the socket, buffers and timers.
+ *
+ * <p>By default one event loop runs the socket and every queue pair. With {@link DeviceConfig#eventLoops} N &gt; 1
+ * the device runs N loops, each with its own socket on the same address and port ({@code SO_REUSEPORT}); each
+ * queue pair belongs to one of them (QP 1 to the first), which runs all of its transport work. Listeners
+ * (asynchronous events, CQ events) are then called from any of the loops.
  */
 public final class Device implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Device.class);
@@ -24,9 +28,11 @@ public final class Device implements AutoCloseable {
 
     private final DeviceConfig config;
     private final KeyTable keys = new KeyTable();
+    private final Shards shards;
+    /** The first shard: QP 1, the device-wide tasks ({@link #runOnLoop}); the only one by default. */
     private final Transport transport;
-    private final IntObjectHashMap<QueuePair> qps = new IntObjectHashMap<>(); // event loop only
-    private int nextQpn = 0x11; // QPN 0 and 1 are the special QPs
+    private final Object qpnLock = new Object();
+    private int nextQpn = 0x11; // QPN 0 and 1 are the special QPs; guarded by qpnLock
     /** The Q_Key of QP 1, the GSI QP ({@code IB_QP1_QKEY}, include/rdma/ib_mad.h). */
     public static final int GSI_QKEY = 0x80010000;
     /** The GSI QP's number. */
@@ -36,7 +42,8 @@ public final class Device implements AutoCloseable {
 
     private Device(DeviceConfig config) throws IOException {
         this.config = config;
-        this.transport = new Transport(this, config);
+        this.shards = new Shards(this, config);
+        this.transport = shards.first();
         try {
             if (config.warmUp) {
                 long t0 = System.nanoTime();
@@ -46,15 +53,14 @@ public final class Device implements AutoCloseable {
                     log.debug("device {}: warm-up {} of {} completions in {} us", config.address.getHostAddress(), completions,
                             Warmup.COMPLETIONS, (System.nanoTime() - t0) / 1000);
                 }
-                transport.call(() -> {
-                    qps.clear();
+                shards.clearQps(false);
+                synchronized (qpnLock) {
                     nextQpn = 0x11; // the warm-up's QPNs are handed out again
-                    return null;
-                });
+                }
             }
-            transport.goLive();
+            shards.goLive();
         } catch (RuntimeException | Error e) {
-            transport.close();
+            shards.close();
             throw e;
         }
     }
@@ -71,7 +77,7 @@ public final class Device implements AutoCloseable {
         long quietSince = start;
         while (true) {
             long now = System.nanoTime();
-            long in = transport.call(() -> transport.counters().packetsIn);
+            long in = shards.packetsIn();
             if (in != seen) {
                 seen = in;
                 quietSince = now;
@@ -109,6 +115,8 @@ public final class Device implements AutoCloseable {
     public int port() { return transport.localPort(); }
     /** True when the epoll native transport (recvmmsg/sendmmsg, IPv4 ID 0) is in use. */
     public boolean isEpoll() { return transport.isEpoll(); }
+    /** The event loops (shards) the device runs: {@link DeviceConfig#eventLoops}, or 1 where it fell back (NIO). */
+    public int eventLoops() { return shards.count; }
 
     /** GID table: index 0 is the device's address as a GID (IPv4-mapped for IPv4; RoCEv2). */
     public Gid gid(int index) {
@@ -132,14 +140,23 @@ public final class Device implements AutoCloseable {
         if (init.sendCq.device() != this || init.recvCq.device() != this) {
             throw new IllegalArgumentException("the QP's completion queues belong to another device");
         }
-        return transport.call(() -> {
-            int qpn = nextQpn;
-            while (qps.containsKey(qpn)) qpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
-            nextQpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
-            QueuePair qp = new QueuePair(this, pd, qpn, init, init.qpType, transport);
-            qps.put(qpn, qp);
-            return qp;
-        });
+        // the number decides the owning shard, whose table alone says whether the number is taken
+        for (int tries = 0; tries < 0xFFFFFF; tries++) {
+            int qpn;
+            synchronized (qpnLock) {
+                qpn = nextQpn;
+                nextQpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
+            }
+            Transport owner = shards.owner(qpn);
+            QueuePair qp = owner.call(() -> {
+                if (owner.hasQp(qpn)) return null;
+                QueuePair q = new QueuePair(this, pd, qpn, init, init.qpType, owner);
+                owner.addQp(q);
+                return q;
+            });
+            if (qp != null) return qp;
+        }
+        throw new VerbsException("every QP number is in use");
     }
 
     /**
@@ -158,10 +175,11 @@ public final class Device implements AutoCloseable {
         if (init.sendCq.device() != this || init.recvCq.device() != this) {
             throw new IllegalArgumentException("the QP's completion queues belong to another device");
         }
-        QueuePair qp = transport.call(() -> {
-            if (qps.containsKey(GSI_QPN)) throw new VerbsException("QP 1 (GSI) is already open on this device");
-            QueuePair q = new QueuePair(this, pd, GSI_QPN, init, QpType.UD, transport);
-            qps.put(GSI_QPN, q);
+        Transport owner = shards.owner(GSI_QPN);
+        QueuePair qp = owner.call(() -> {
+            if (owner.hasQp(GSI_QPN)) throw new VerbsException("QP 1 (GSI) is already open on this device");
+            QueuePair q = new QueuePair(this, pd, GSI_QPN, init, QpType.UD, owner);
+            owner.addQp(q);
             return q;
         });
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(GSI_QKEY));
@@ -173,17 +191,18 @@ public final class Device implements AutoCloseable {
     /** The port's active MTU ({@link DeviceConfig#portMtu}): the largest UD message. */
     public Mtu portMtu() { return config.portMtu; }
 
+    /** On the QP's loop. */
     void removeQp(QueuePair qp) {
-        qps.remove(qp.qpNum());
+        qp.tx.removeQp(qp);
     }
 
-    /** Event loop only. */
+    /** On the loop of the shard that owns {@code qpn}. */
     QueuePair lookupQp(int qpn) {
-        return qps.get(qpn);
+        return shards.owner(qpn).lookupQp(qpn);
     }
 
     public int qpCount() {
-        return transport.call(qps::size);
+        return shards.count == 1 ? transport.call(transport::qpCount) : shards.qpCount();
     }
 
     /**
@@ -193,26 +212,35 @@ public final class Device implements AutoCloseable {
      */
     public List<QueuePair> queuePairs() {
         if (!open) return List.of();
-        return transport.call(() -> List.copyOf(qps.values()));
+        return shards.count == 1 ? transport.call(transport::queuePairs) : shards.queuePairs();
     }
 
     KeyTable keys() { return keys; }
+    /** The first shard (the only one by default). */
     Transport transport() { return transport; }
+    Shards shards() { return shards; }
 
-    /** A consistent copy of the device counters. */
+    /**
+     * A consistent copy of the device counters. With several event loops: the sum of each loop's consistent copy.
+     */
     public DeviceCounters counters() {
-        return transport.call(() -> transport.counters().copy());
+        return shards.count == 1 ? transport.call(() -> transport.counters().copy()) : shards.counters();
     }
 
-    /** Runs due timers now, on the event loop (for tests that step an injected clock). */
+    /** Runs due timers now, on the event loop(s) (for tests that step an injected clock). */
     public void runTimers() {
-        transport.call(() -> {
-            transport.timers().tick();
-            return null;
-        });
+        for (Transport t : shards.all) {
+            t.call(() -> {
+                t.timers().tick();
+                return null;
+            });
+        }
     }
 
-    /** Runs a task on the device's event loop and waits for it (tests, tools). */
+    /**
+     * Runs a task on the device's event loop and waits for it (tests, tools). With several event loops: on the
+     * first, which owns QP 1; it may read counters and queue pairs of the others (it waits for them).
+     */
     public void runOnLoop(Runnable task) {
         transport.call(() -> {
             task.run();
@@ -246,15 +274,9 @@ public final class Device implements AutoCloseable {
         if (!open) return;
         open = false;
         try {
-            transport.call(() -> {
-                for (QueuePair qp : qps.values()) {
-                    if (qp.state != QpState.RESET && qp.state != QpState.ERR) qp.toError("device closed");
-                }
-                qps.clear();
-                return null;
-            });
+            shards.clearQps(true);
         } finally {
-            transport.close();
+            shards.close();
         }
     }
 }

@@ -21,6 +21,7 @@ public final class DeviceConfig {
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
+    int eventLoops = 1;
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {
@@ -120,6 +121,22 @@ public final class DeviceConfig {
      * socket sets it for all datagrams (the kernel writes it; Netty has no per-datagram control), ACKs included.
      */
     public DeviceConfig ecn(boolean v) { ecn = v; return this; }
+
+    /**
+     * Event loops (shards) the device runs, 1..64 (default 1: one loop owns the socket and every QP). With N &gt; 1
+     * each loop has its own UDP socket bound to the device's address and port with {@code SO_REUSEPORT} (epoll
+     * only: with NIO the device runs one loop), and each QP belongs to one loop (QP 1 to the first, others by QP
+     * number modulo N), which runs all its transport work. The kernel spreads arriving datagrams over the sockets
+     * by a hash of addresses and ports, so a loop that reads a datagram for another loop's QP hands it over
+     * (counter {@code shard_handoffs}). A {@link #filter} must then be {@code @Sharable}: it sits on every socket.
+     */
+    public DeviceConfig eventLoops(int v) {
+        if (v < 1 || v > Shards.MAX) throw new IllegalArgumentException("event loops must be 1.." + Shards.MAX + ", not " + v);
+        eventLoops = v;
+        return this;
+    }
+
+    public int eventLoops() { return eventLoops; }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

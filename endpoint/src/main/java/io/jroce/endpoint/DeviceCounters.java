@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * Per-device counters. Written only by the event loop; {@link Device#counters()} hands out a copy taken
- * there, so readers see a consistent snapshot.
+ * there, so readers see a consistent snapshot. A device with several event loops keeps one set per loop and
+ * hands out their sum (each shard's copy taken on its loop).
  */
 public final class DeviceCounters {
     public long packetsIn;
@@ -19,6 +20,11 @@ public final class DeviceCounters {
     /** UDP GSO super-datagrams written, and the RoCE packets (segments) they held. */
     public long gsoDatagrams;
     public long gsoSegments;
+    /**
+     * Datagrams one shard read for a QP another shard owns and handed over ({@link DeviceConfig#eventLoops}); 0
+     * with one event loop.
+     */
+    public long shardHandoffs;
     final long[] drops = new long[DropReason.values().length];
 
     void drop(DropReason reason) {
@@ -37,7 +43,7 @@ public final class DeviceCounters {
 
     void reset() {
         packetsIn = bytesIn = packetsOut = bytesOut = 0;
-        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = 0;
+        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = shardHandoffs = 0;
         java.util.Arrays.fill(drops, 0);
     }
 
@@ -53,8 +59,25 @@ public final class DeviceCounters {
         c.sendErrors = sendErrors;
         c.gsoDatagrams = gsoDatagrams;
         c.gsoSegments = gsoSegments;
+        c.shardHandoffs = shardHandoffs;
         System.arraycopy(drops, 0, c.drops, 0, drops.length);
         return c;
+    }
+
+    /** Adds {@code o} (another shard's copy) into this one. */
+    void add(DeviceCounters o) {
+        packetsIn += o.packetsIn;
+        bytesIn += o.bytesIn;
+        packetsOut += o.packetsOut;
+        bytesOut += o.bytesOut;
+        retransmits += o.retransmits;
+        timeouts += o.timeouts;
+        ghostResponse += o.ghostResponse;
+        sendErrors += o.sendErrors;
+        gsoDatagrams += o.gsoDatagrams;
+        gsoSegments += o.gsoSegments;
+        shardHandoffs += o.shardHandoffs;
+        for (int i = 0; i < drops.length; i++) drops[i] += o.drops[i];
     }
 
     public Map<String, Long> asMap() {
@@ -69,6 +92,7 @@ public final class DeviceCounters {
         m.put("send_errors", sendErrors);
         m.put("gso_datagrams", gsoDatagrams);
         m.put("gso_segments", gsoSegments);
+        m.put("shard_handoffs", shardHandoffs);
         for (DropReason r : DropReason.values()) m.put("drop_" + r.name().toLowerCase(), drops[r.ordinal()]);
         return m;
     }

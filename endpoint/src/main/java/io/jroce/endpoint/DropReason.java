@@ -31,5 +31,10 @@ public enum DropReason {
      */
     QKEY,
     /** A UD datagram that found no receive posted: UD has no RNR NAK, so it is dropped (IBA 9.7.1; rxe_resp.c). */
-    NO_RECEIVE
+    NO_RECEIVE,
+    /**
+     * Read by one shard of a device with several event loops for a QP of another, whose handoff queue was full
+     * (that loop is behind; a full socket buffer drops the same way).
+     */
+    HANDOFF_OVERFLOW
 }

@@ -10,8 +10,9 @@ import static io.jroce.endpoint.QpAttr.Field.*;
 
 /**
  * A queue pair, reliable connected ({@link QpType#RC}) or unreliable datagram ({@link QpType#UD}). Application threads post to its send and receive queue rings and ring
- * the doorbell; everything else (requester, completer, responder, timers) runs on the device's event loop,
- * which alone owns the QP's transport state, so the packet path takes no locks.
+ * the doorbell; everything else (requester, completer, responder, timers) runs on the event loop of the device
+ * shard that owns the QP (the device's one loop by default), which alone owns the QP's transport state, so the
+ * packet path takes no locks.
  */
 public final class QueuePair {
     static final boolean LITTLE_ENDIAN_HOST = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -67,6 +68,8 @@ public final class QueuePair {
     /** Flow control: queued in Transport's waiters for the device-wide budget. */
     boolean flowWaiting;
     private String errorReason;
+    /** The shard that owns this QP: its loop runs the engines, timers and completions. */
+    final Transport tx;
 
     QueuePair(Device device, ProtectionDomain pd, int qpn, QpInitAttr init, QpType type, Transport tx) {
         this.device = device;
@@ -76,6 +79,7 @@ public final class QueuePair {
         this.init = init;
         this.sendCq = init.sendCq;
         this.recvCq = init.recvCq;
+        this.tx = tx;
         this.sq = new SendQueue(init.maxSendWr, init.maxSendSge);
         this.rq = new ReceiveQueue(init.maxRecvWr, init.maxRecvSge);
         this.requester = new Requester(this, tx);
@@ -271,14 +275,14 @@ public final class QueuePair {
 
     private void ringDoorbell() {
         if (doorbellPending.compareAndSet(false, true)) {
-            device.transport().execute(doorbellTask);
+            tx.execute(doorbellTask);
         }
     }
 
     private void doorbell() {
         doorbellPending.set(false);
         requester.run();
-        device.transport().flushLater();
+        tx.flushLater();
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -314,7 +318,7 @@ public final class QueuePair {
      */
     public void setExtensions(int flags) {
         if ((flags & ~JroceExtensions.ALL) != 0) throw new IllegalArgumentException("unknown extension flags 0x" + Integer.toHexString(flags));
-        device.transport().call(() -> {
+        tx.call(() -> {
             if (state != QpState.RESET && state != QpState.INIT) {
                 throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + state
                         + ": extensions are set in RESET or INIT, before RTR");
@@ -338,7 +342,7 @@ public final class QueuePair {
      * message naming it. The change itself is applied on the event loop.
      */
     public void modify(QpAttr attr) {
-        device.transport().call(() -> {
+        tx.call(() -> {
             applyModify(attr);
             return null;
         });
@@ -369,7 +373,7 @@ public final class QueuePair {
                 state = QpState.RTS;
                 attrs.state = QpState.RTS;
                 requester.run();
-                device.transport().flushLater();
+                tx.flushLater();
             }
             default -> state = next;
         }
@@ -445,7 +449,7 @@ public final class QueuePair {
 
     /** The live attributes ({@code ibv_query_qp}), including the current PSNs. */
     public QpAttr query() {
-        return device.transport().call(() -> {
+        return tx.call(() -> {
             QpAttr q = new QpAttr();
             q.state(state).accessFlags(attrs.accessFlags).pkeyIndex(attrs.pkeyIndex).port(attrs.port)
                     .pathMtu(attrs.pathMtu).destQpNum(attrs.destQpNum)
@@ -461,12 +465,12 @@ public final class QueuePair {
 
     /** Counters of this QP, read on the event loop. */
     public QpCounters counters() {
-        return device.transport().call(counters::copy);
+        return tx.call(counters::copy);
     }
 
     /** One line of live state for a 'stats' view: state, PSNs, outstanding WRs, retransmissions. */
     public String describe() {
-        return device.transport().call(this::describeNow);
+        return tx.call(this::describeNow);
     }
 
     String describeNow() {
@@ -492,13 +496,13 @@ public final class QueuePair {
     void flowRelease(int n) {
         int r = Math.min(n, flowHeld);
         flowHeld -= r;
-        device.transport().inFlight -= r;
+        tx.inFlight -= r;
     }
 
     /** Flow control: a packet (or a READ's responses) now in flight (event loop). */
     void flowTake(int n) {
         flowHeld += n;
-        device.transport().inFlight += n;
+        tx.inFlight += n;
     }
 
     private void toReset() {
@@ -556,7 +560,7 @@ public final class QueuePair {
 
     /** Destroys the QP: it leaves the device's QP table and its queues are discarded. */
     public void destroy() {
-        device.transport().call(() -> {
+        tx.call(() -> {
             if (state != QpState.RESET) toReset();
             device.removeQp(this);
             return null;

@@ -56,7 +56,6 @@ final class Timers {
                 armed.remove(last);
             }
         }
-        tx.runFlowWaiters();
         tx.flushNow();
     }
 

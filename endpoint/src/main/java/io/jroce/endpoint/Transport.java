@@ -39,6 +39,8 @@ import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.unix.Errors;
 import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.netty.channel.unix.SegmentedDatagramPacket;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.internal.PlatformDependent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,14 +49,18 @@ import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The device's UDP transport and event loop. One event loop owns the socket and every QP of the device:
+ * The device's UDP transport and event loop (with {@link DeviceConfig#eventLoops} N &gt; 1, one of N shards:
+ * see the last paragraph). One event loop owns the socket and every QP of the device:
  * it reads datagrams in batches ({@code recvmmsg}), checks the ICRC, decodes, and dispatches by
  * destination QP; the packets produced in one pass are written without flushing and flushed together
  * ({@code sendmmsg}), and the plain ACKs a pass owes are coalesced to one per QP, written just before that
@@ -79,6 +85,12 @@ import java.util.concurrent.TimeoutException;
  * leaves with IPv4 ID k, so its ICRC is computed for ID k. Off while a datagram filter is installed, so that
  * fault injection keeps deciding per RoCE packet, and off for the rest of the device's life after a
  * super-datagram fails to send (the packets it held are retransmitted as plain datagrams).
+ *
+ * <p>Shards ({@link Shards}, {@link DeviceConfig#eventLoops}): a device with N event loops has N transports,
+ * each with its own loop, socket (all on one address and port, {@code SO_REUSEPORT}), QP table, timers, counters
+ * and scratch. A datagram read by a shard that does not own its destination QP is copied into a pooled buffer
+ * (with its sender in front) and queued to the owner's bounded handoff queue; the owner checks the ICRC,
+ * decodes and dispatches it. One queue per owner keeps the order of what one shard reads.
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
@@ -105,6 +117,15 @@ final class Transport {
 
     private final Device device;
     private final DeviceConfig config;
+    /** The device's shards; this transport is {@code shards.all[shard]}. One shard: no handoff. */
+    private final Shards shards;
+    private final int shard;
+    /** The QPs this shard owns ({@link Shards#ownerIndex}); event loop only. */
+    private final IntObjectHashMap<QueuePair> qps = new IntObjectHashMap<>();
+    /** Datagrams other shards read for our QPs (sender header + datagram); null with one shard. */
+    private final Queue<ByteBuf> handoffs;
+    private final AtomicBoolean handoffScheduled = new AtomicBoolean();
+    private final Runnable handoffTask = this::drainHandoffs;
     private final MultiThreadIoEventLoopGroup group;
     private final Channel channel;
     private final EventLoop loop;
@@ -158,9 +179,21 @@ final class Transport {
         if (!f.isSuccess()) gsoFailed(f.cause());
     };
 
-    Transport(Device device, DeviceConfig config) throws IOException {
+    /** Datagrams a shard's handoff queue holds at most: per KiB of socket buffer one (4096 for the default 4 MiB). */
+    static int handoffCapacity(DeviceConfig config) {
+        return Math.max(1024, config.socketBufferBytes / 1024);
+    }
+
+    /**
+     * Shard {@code shard} of {@code shards}: binds {@code port} (with {@code SO_REUSEPORT} when there is more than
+     * one shard) and records to {@code pcapFile} (shared by the shards, which synchronise on it; closed by them).
+     */
+    Transport(Device device, DeviceConfig config, Shards shards, int shard, int port, PcapWriter pcapFile) throws IOException {
         this.device = device;
         this.config = config;
+        this.shards = shards;
+        this.shard = shard;
+        this.handoffs = shards.count > 1 ? PlatformDependent.newFixedMpscQueue(handoffCapacity(config)) : null;
         byte[] a = config.address.getAddress();
         this.ipv6 = config.address instanceof Inet6Address;
         this.localAddr = ipv6 ? 0 : (a[0] & 0xFF) << 24 | (a[1] & 0xFF) << 16 | (a[2] & 0xFF) << 8 | (a[3] & 0xFF);
@@ -175,7 +208,7 @@ final class Transport {
                 : EpollIoHandler.newFactory());
         this.timers = new Timers(this);
         this.udReceiver = new UdReceiver(device, this, counters);
-        this.pcapFile = config.pcap == null ? null : new PcapWriter(config.pcap);
+        this.pcapFile = pcapFile;
         // the socket's family is the address's: an IPv4 device gets an AF_INET socket, not a dual-stack one
         SocketProtocolFamily family = ipv6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         Bootstrap b = new Bootstrap()
@@ -192,6 +225,8 @@ final class Transport {
                     }
                 });
         if (epoll) {
+            // all shards share the address and port; the kernel spreads datagrams over them by 4-tuple hash
+            if (shards.count > 1) b.option(EpollChannelOption.SO_REUSEPORT, true);
             b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, SLOT)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT * BATCH));
             if (ipv6) {
@@ -203,11 +238,10 @@ final class Transport {
             b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT));
         }
         try {
-            this.channel = b.bind(new InetSocketAddress(config.address, config.port)).sync().channel();
+            this.channel = b.bind(new InetSocketAddress(config.address, port)).sync().channel();
         } catch (Exception e) {
             group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
-            if (pcapFile != null) pcapFile.close();
-            throw new IOException("cannot bind UDP " + config.address.getHostAddress() + ":" + config.port + ": "
+            throw new IOException("cannot bind UDP " + config.address.getHostAddress() + ":" + port + ": "
                     + e.getMessage() + " (is another node using it, or is the address not local?)", e);
         }
         this.loop = channel.eventLoop();
@@ -278,6 +312,9 @@ final class Transport {
         BusyPollStrategy s = busyPoll;
         return s == null ? -1 : s.idlePolls;
     }
+
+    /** This shard's index in {@link Shards#all}. */
+    int shard() { return shard; }
     /** Whether packets currently leave as GSO super-datagrams where they can. */
     boolean isGso() { return gso != null; }
     boolean isIpv6() { return ipv6; }
@@ -289,6 +326,47 @@ final class Transport {
     Clock clock() { return config.clock; }
     Timers timers() { return timers; }
     DeviceCounters counters() { return counters; }
+
+    // ------------------------------------------------------------------------------------------------
+    // the QPs this shard owns (event loop only)
+
+    QueuePair lookupQp(int qpn) {
+        return qps.get(qpn);
+    }
+
+    /** Adds {@code qp}; false if its number is taken. */
+    boolean addQp(QueuePair qp) {
+        if (qps.containsKey(qp.qpNum())) return false;
+        qps.put(qp.qpNum(), qp);
+        return true;
+    }
+
+    boolean hasQp(int qpn) {
+        return qps.containsKey(qpn);
+    }
+
+    void removeQp(QueuePair qp) {
+        qps.remove(qp.qpNum());
+    }
+
+    int qpCount() {
+        return qps.size();
+    }
+
+    List<QueuePair> queuePairs() {
+        return List.copyOf(qps.values());
+    }
+
+    /** Forgets every QP, with {@code fail} first moving the live ones to ERR (device closed). */
+    Void clearQps(boolean fail) {
+        if (fail) {
+            for (QueuePair qp : qps.values()) {
+                if (qp.state != QpState.RESET && qp.state != QpState.ERR) qp.toError("device closed");
+            }
+        }
+        qps.clear();
+        return null;
+    }
     KeyTable keys() { return device.keys(); }
     int maxUnackedPsns() { return config.maxUnackedPsns; }
 
@@ -416,6 +494,7 @@ final class Transport {
 
     void flushNow() {
         flushScheduled = false;
+        if (!flowWaiters.isEmpty()) runFlowWaiters(); // acknowledgements since the last flush may have freed room
         emitPendingAcks(); // the end of a receive burst, or any other flush: no ACK waits past it
         if (gso != null) gso.emit();
         channel.flush();
@@ -520,8 +599,10 @@ final class Transport {
 
     private void record(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
         try {
-            long now = System.currentTimeMillis() * 1_000_000L;
-            pcap.writeUdpIpv4(now, src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
+            synchronized (pcap) { // one writer shared by the shards; the pcap path is off by default
+                long now = System.currentTimeMillis() * 1_000_000L;
+                pcap.writeUdpIpv4(now, src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
+            }
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());
         }
@@ -529,8 +610,10 @@ final class Transport {
 
     private void record6(byte[] src, int sport, byte[] dst, int dport, ByteBuf b, int len) {
         try {
-            long now = System.currentTimeMillis() * 1_000_000L;
-            pcap.writeUdpIpv6(now, src, sport, dst, dport, b, b.readerIndex(), len);
+            synchronized (pcap) {
+                long now = System.currentTimeMillis() * 1_000_000L;
+                pcap.writeUdpIpv6(now, src, sport, dst, dport, b, b.readerIndex(), len);
+            }
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());
         }
@@ -548,7 +631,6 @@ final class Transport {
         /** The end of a receive burst: the coalesced ACKs of its requests leave first (in {@link #flushNow}). */
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            if (!flowWaiters.isEmpty()) runFlowWaiters();
             flushNow();
         }
 
@@ -573,8 +655,6 @@ final class Transport {
         InetSocketAddress sender = packet.sender();
         InetAddress from = sender.getAddress();
         int srcAddr = 0;
-        int ipId = 0;
-        boolean icrcOk;
         if (ipv6) {
             if (!(from instanceof Inet6Address source6)) {
                 counters.drop(DropReason.WRONG_SOURCE);
@@ -585,9 +665,6 @@ final class Transport {
                 lastSource6 = source6;
                 lastSource16 = source6.getAddress();
             }
-            // IPv6: nothing the socket hides is covered (IBA A17.4.1; rxe_icrc.c rxe_icrc_hdr), so the check is exact
-            icrcOk = rxIcrc.verifyIpv6(lastSource16, localAddr16, sender.getPort(), localPort, buf, off, len);
-            if (pcap != null) record6(lastSource16, sender.getPort(), localAddr16, localPort, buf, len);
         } else {
             if (!(from instanceof Inet4Address source)) {
                 counters.drop(DropReason.WRONG_SOURCE);
@@ -595,12 +672,36 @@ final class Transport {
             }
             // Inet4Address.hashCode() is the address as a big-endian int: no byte[] copy per packet
             srcAddr = source.hashCode();
+        }
+        if (handoffs != null && len >= BthView.LENGTH) {
+            // BTH bytes 5..7: the destination QP, whose shard runs it (a malformed one goes somewhere and is dropped there)
+            Transport owner = shards.owner(buf.getUnsignedMedium(off + 5));
+            if (owner != this) {
+                handOff(owner, buf, off, len, srcAddr, sender.getPort());
+                return;
+            }
+        }
+        process(buf, off, len, srcAddr, sender.getPort());
+    }
+
+    /**
+     * The rest of the receive path, on the shard that owns the destination QP: the ICRC, the pcap record,
+     * decoding and dispatch. The IPv6 sender is in {@link #lastSource16}.
+     */
+    private void process(ByteBuf buf, int off, int len, int srcAddr, int srcPort) {
+        int ipId = 0;
+        boolean icrcOk;
+        if (ipv6) {
+            // IPv6: nothing the socket hides is covered (IBA A17.4.1; rxe_icrc.c rxe_icrc_hdr), so the check is exact
+            icrcOk = rxIcrc.verifyIpv6(lastSource16, localAddr16, srcPort, localPort, buf, off, len);
+            if (pcap != null) record6(lastSource16, srcPort, localAddr16, localPort, buf, len);
+        } else {
             // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc). RoCEv2
             // senders set DF (rxe always does, and so do we); not retrying with DF clear keeps every single-bit
             // error detectable (a DF-clear retry lets a few single-bit flips through).
-            ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, sender.getPort(), localPort, buf, off, len, false) : -1;
+            ipId = len >= 16 ? rxIcrc.verifyIpv4UnknownId(srcAddr, localAddr, srcPort, localPort, buf, off, len, false) : -1;
             icrcOk = ipId >= 0;
-            if (pcap != null) record(srcAddr, sender.getPort(), localAddr, localPort, Math.max(ipId, 0), buf, len);
+            if (pcap != null) record(srcAddr, srcPort, localAddr, localPort, Math.max(ipId, 0), buf, len);
         }
         Problem problem = rx.decode(buf, off, len);
         if (problem != Problem.NONE) {
@@ -618,14 +719,14 @@ final class Transport {
         }
         if (op.isUd()) {
             // UD: no connected peer to check the source against; UdReceiver checks P_Key, Q_Key and state
-            udReceiver.receive(rx, ipv6 ? lastSource16 : null, srcAddr, sender.getPort(), ipId, len);
+            udReceiver.receive(rx, ipv6 ? lastSource16 : null, srcAddr, srcPort, ipId, len);
             return;
         }
         if (!op.isRc()) {
             counters.drop(DropReason.UNSUPPORTED_OPCODE);
             return;
         }
-        QueuePair qp = device.lookupQp(rx.destQp());
+        QueuePair qp = qps.get(rx.destQp());
         if (qp == null) {
             counters.drop(DropReason.UNKNOWN_QP);
             return;
@@ -654,7 +755,7 @@ final class Transport {
 
     /** A RoCEv2 CNP (annex A17.9.3): its DestQP is our QP whose traffic congested the peer's queue. */
     private void onCnp(int srcAddr) {
-        QueuePair qp = device.lookupQp(rx.destQp());
+        QueuePair qp = qps.get(rx.destQp());
         if (qp == null) {
             counters.drop(DropReason.UNKNOWN_QP);
             return;
@@ -667,28 +768,100 @@ final class Transport {
         qp.completer.onCnp();
     }
 
-    void close() {
-        try {
-            if (gso != null && !group.isShuttingDown()) {
-                try {
-                    call(() -> {
-                        if (gso != null) gso.discard();
-                        return null;
-                    });
-                } catch (RuntimeException e) {
-                    log.debug("releasing the open GSO run: {}", e.toString());
+    // ------------------------------------------------------------------------------------------------
+    // handoff between shards
+
+    /** The sender in front of a handed-off datagram: IPv4 address (4) or IPv6 address (16), then the UDP port (4). */
+    private int handoffHeader() {
+        return ipv6 ? 20 : 8;
+    }
+
+    /**
+     * A datagram for a QP of {@code owner}: copied (the receive batch buffer is reused) behind its sender into a
+     * pooled buffer and queued to the owner, which runs it ({@link #drainHandoffs}). A full queue drops it, as
+     * a full socket buffer would.
+     */
+    private void handOff(Transport owner, ByteBuf buf, int off, int len, int srcAddr, int srcPort) {
+        ByteBuf b = alloc.directBuffer(handoffHeader() + len);
+        if (ipv6) b.writeBytes(lastSource16);
+        else b.writeInt(srcAddr);
+        b.writeInt(srcPort);
+        b.writeBytes(buf, off, len);
+        if (!owner.handoffs.offer(b)) {
+            b.release();
+            counters.drop(DropReason.HANDOFF_OVERFLOW);
+            return;
+        }
+        counters.shardHandoffs++;
+        if (owner.handoffScheduled.compareAndSet(false, true)) owner.loop.execute(owner.handoffTask);
+    }
+
+    /** Runs the datagrams other shards handed us, in the order each queued them, then flushes what they produced. */
+    private void drainHandoffs() {
+        handoffScheduled.set(false); // before draining: a datagram queued after our last poll schedules us again
+        int header = handoffHeader();
+        ByteBuf b;
+        while ((b = handoffs.poll()) != null) {
+            try {
+                int srcAddr = 0;
+                if (ipv6) {
+                    // as on the direct path, a new array only when the sender changes (the old one may still be referenced)
+                    boolean same = true;
+                    for (int i = 0; i < 16 && same; i++) same = b.getByte(i) == lastSource16[i];
+                    if (!same) {
+                        lastSource6 = null;
+                        lastSource16 = new byte[16];
+                        b.getBytes(0, lastSource16);
+                    }
+                    b.skipBytes(16);
+                } else {
+                    srcAddr = b.readInt();
                 }
-            }
-            channel.close().syncUninterruptibly();
-        } finally {
-            group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS).syncUninterruptibly();
-            if (pcapFile != null) {
-                try {
-                    pcapFile.close();
-                } catch (IOException e) {
-                    log.warn("closing pcap: {}", e.toString());
-                }
+                int srcPort = b.readInt();
+                process(b, header, b.writerIndex() - header, srcAddr, srcPort);
+            } catch (RuntimeException e) {
+                log.warn("handed-off datagram: {}", e.toString());
+            } finally {
+                b.release();
             }
         }
+        flushNow();
+    }
+
+    void discardHandoffs() {
+        if (handoffs == null) return;
+        for (ByteBuf b; (b = handoffs.poll()) != null; ) b.release();
+    }
+
+    void close() {
+        try {
+            closeChannel();
+        } finally {
+            shutdownLoop().syncUninterruptibly();
+            discardHandoffs(); // the loop is gone: nothing drains them any more
+        }
+    }
+
+    /**
+     * Closes the socket; the loop keeps running (it may still drain handoffs). The shards of a device close
+     * every socket before they stop any loop, so no shard hands a datagram to a loop that is gone.
+     */
+    void closeChannel() {
+        if (gso != null && !group.isShuttingDown()) {
+            try {
+                call(() -> {
+                    if (gso != null) gso.discard();
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                log.debug("releasing the open GSO run: {}", e.toString());
+            }
+        }
+        channel.close().syncUninterruptibly();
+    }
+
+    /** Starts shutting the loop down (after {@link #closeChannel}); {@link #discardHandoffs} once it is done. */
+    io.netty.util.concurrent.Future<?> shutdownLoop() {
+        return group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS);
     }
 }

@@ -40,7 +40,7 @@ final class UdReceiver {
      * solved for, {@code udpLen} the UDP payload length (the whole RoCE packet).
      */
     void receive(RocePacket p, byte[] src16, int src4, int srcPort, int ipId, int udpLen) {
-        QueuePair qp = device.lookupQp(p.destQp());
+        QueuePair qp = tx.lookupQp(p.destQp());
         if (qp == null) {
             counters.drop(DropReason.UNKNOWN_QP);
             return;

@@ -62,7 +62,9 @@
  *
  * <h2>Transport and timers (rxe_net.c, rxe_recv.c, rxe_icrc.c)</h2>
  * <ul>
- * <li>{@code Transport}: the socket and event loop; receive dispatch, packet framing, ICRC, batching.</li>
+ * <li>{@code Transport}: the socket and event loop (of one shard); receive dispatch, packet framing, ICRC, batching,
+ * handoff of datagrams for another shard's QPs.</li>
+ * <li>{@code Shards}: a device's event loops and sockets ({@code SO_REUSEPORT}), which QP each owns, summed counters.</li>
  * <li>{@code GsoBatcher}: groups equal-length packets to one peer into UDP GSO super-datagrams.</li>
  * <li>{@code BusyPollStrategy}: the event loop's select strategy in busy-poll mode (polls without sleeping for a bounded time).</li>
  * <li>{@code Timers}: the retransmit, RNR and probe timers of armed QPs.</li>

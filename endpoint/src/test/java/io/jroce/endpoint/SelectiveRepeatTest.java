@@ -92,7 +92,11 @@ class SelectiveRepeatTest {
             assertEquals(3, dropThree.counters().get("out.dropped"), "three responses were dropped");
             assertEquals(64 - 3, a.readResponsesPlacedOutOfOrder + (5), "every response past a gap was placed where it landed: " + a);
             assertEquals(2, a.selectiveRetransmits, "one READ asked again per gap: " + a);
-            assertEquals(64 + 3, b.packetsOut, "the responder sent the 64 responses and the three lost ones again: " + b);
+            // a tail-loss probe (on by itself between selective-repeat peers) asks again for the gap open at the time if
+            // the machine stalls for a millisecond: at most two more responses each here; nothing else is ever resent
+            assertTrue(b.packetsOut >= 64 + 3 && b.packetsOut <= 64 + 3 + 2 * a.probes,
+                    "the responder sent the 64 responses and the three lost ones again: " + b + "\nrequester: " + a);
+            assertEquals(2 + a.probes, b.duplicatesSeen, "the responder saw the READ again for each gap and each probe only: " + b);
             assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
         }
     }

@@ -67,14 +67,19 @@ class SoakTest {
      * pair's per-QP counters summed over A's QPs (requester side) and B's (responder side).
      */
     static QpCounters[] soak(String name, int extensions, String addrA, String addrB) throws Exception {
+        return soak(name, extensions, addrA, addrB, 1);
+    }
+
+    /** The soak between two devices of {@code eventLoops} event loops each ({@link DeviceConfig#eventLoops}). */
+    static QpCounters[] soak(String name, int extensions, String addrA, String addrB, int eventLoops) throws Exception {
         long seed = Long.getLong("jroce.seed", new SplittableRandom().nextLong());
         int messages = Integer.getInteger("jroce.soak.messages", 1600);
         System.out.println(name + ": seed " + seed + ", " + messages + " messages (replay with -Djroce.seed=" + seed + ")");
         SplittableRandom rnd = new SplittableRandom(seed);
         FaultInjector chaosA = chaos(rnd.nextLong());
         FaultInjector chaosB = chaos(rnd.nextLong());
-        try (Pair p = new Pair(new DeviceConfig(Pair.addr(addrA)).filter(chaosA),
-                new DeviceConfig(Pair.addr(addrB)).filter(chaosB))) {
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr(addrA)).filter(chaosA).eventLoops(eventLoops),
+                new DeviceConfig(Pair.addr(addrB)).filter(chaosB).eventLoops(eventLoops))) {
             Lane[] lanes = new Lane[QPS];
             byte[] readContent = new byte[MAX];
             rnd.nextBytes(readContent);

@@ -55,7 +55,10 @@ final class JroceCollector implements MultiCollector {
             new Family<>("jroce_device_ack_timeouts", null, "Local ACK timeouts of all QPs.", c -> c.timeouts),
             new Family<>("jroce_device_unexpected_responses", null,
                     "Responses that matched no outstanding request (ghost responses).", c -> c.ghostResponse),
-            new Family<>("jroce_device_send_errors", null, "Datagrams the socket failed to send.", c -> c.sendErrors));
+            new Family<>("jroce_device_send_errors", null, "Datagrams the socket failed to send.", c -> c.sendErrors),
+            new Family<>("jroce_device_shard_handoffs", null,
+                    "Datagrams one event loop read for a QP of another loop and handed over (--event-loops; 0 with one loop).",
+                    c -> c.shardHandoffs));
 
     private static final List<Family<QpCounters>> QP = List.of(
             new Family<>("jroce_qp_sent_packets", null, "RoCE packets the QP sent (requests, responses and ACKs).", c -> c.packetsOut),

@@ -48,6 +48,8 @@ class PerfCommandTest {
         usageError("needs --bind", "perf", "write");
         usageError("--timeout", "perf", "write", "--bind", "127.0.1.1", "--timeout", "-1");
         usageError("Unknown option", "perf", "write", "--bind", "127.0.1.1", "--frob");
+        usageError("--event-loops: must be 1..64, not 0", "perf", "write", "--bind", "127.0.1.1", "--event-loops", "0");
+        usageError("--event-loops: must be 1..64, not 65", "perf", "write", "--bind", "127.0.1.1", "--event-loops", "65");
     }
 
     @Test
@@ -106,6 +108,14 @@ class PerfCommandTest {
         assertEquals(row, r[0].outLines().get(r[0].outLines().indexOf(BW_HEADER) + 1));
         assertTrue(r[1].out().contains(" RKey 0x"), r[1].out());
         assertEquals(4, r[1].outLines().stream().filter(l -> l.startsWith(" GID: ")).count(), "2 local + 2 remote");
+    }
+
+    @Test
+    void writeBandwidthWithTwoEventLoops() throws Exception {
+        Cli.Result[] r = run("write", "-n", "30", "-s", "4096", "-q", "4", "--event-loops", "2", "--counters");
+        bwTable(r[1], "RDMA_Write BW Test", 4096, 120);
+        assertTrue(r[1].err().contains(" shard_handoffs="), r[1].err());
+        assertTrue(r[1].err().contains(" drop_handoff_overflow=0"), r[1].err());
     }
 
     @Test

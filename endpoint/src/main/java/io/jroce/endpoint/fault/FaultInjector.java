@@ -5,6 +5,7 @@ import io.jroce.wire.Problem;
 import io.jroce.wire.RocePacket;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.DatagramPacket;
@@ -18,7 +19,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -60,11 +63,15 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * since no read batch or doorbell flush is in progress then; one released because later datagrams overtook it
  * rides on the batch that overtook it.
  *
- * <p><b>Threads.</b> The handler methods run on the channel's event loop, which is the only writer of all
- * state. Rules may be added and removed from any thread ({@link #addRule}), plans replaced from any thread
- * ({@link #plan(Direction, FaultPlan)}), and counters read from any thread. One injector per channel: it is
- * not {@code @Sharable}.
+ * <p><b>Threads.</b> The handler methods run on the channel's event loop. Rules may be added and removed from
+ * any thread ({@link #addRule}), plans replaced from any thread ({@link #plan(Direction, FaultPlan)}), and
+ * counters read from any thread. The injector is {@code @Sharable}: a device with several event loops puts it on
+ * each loop's socket. The random streams and the rules are then shared (each draw and rule step under a lock,
+ * so a direction's decisions still follow one stream, in the order the loops reach it), while the datagrams held
+ * back (reorder, delay) stay with the channel they came through and are released on its loop: a datagram is never
+ * reordered behind one of another socket.
  */
+@ChannelHandler.Sharable
 public final class FaultInjector extends ChannelDuplexHandler implements DatagramFilter {
     private static final FaultAction[] ACTIONS = FaultAction.values();
     private static final Direction[] DIRECTIONS = Direction.values();
@@ -74,15 +81,14 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     private final Lane in;
     private final Lane out;
     private final AtomicLongArray counts = new AtomicLongArray(DIRECTIONS.length * ACTIONS.length);
-    private final RocePacket roce = new RocePacket();
 
     private final Object rulesLock = new Object();
     private volatile FaultRule[] rules = NO_RULES;
     private int ruleSerial; // guarded by rulesLock
 
-    private ChannelHandlerContext ctx;
-    private boolean removed;
-    private volatile int pending;
+    /** Per channel: its context and the datagrams held back on it. */
+    private final Map<ChannelHandlerContext, Port> ports = new ConcurrentHashMap<>();
+    private final AtomicInteger pending = new AtomicInteger();
 
     FaultInjector(long seed, FaultPlan inPlan, FaultPlan outPlan) {
         this.seed = seed;
@@ -233,7 +239,7 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
 
     /** Datagrams held right now (reordered or delayed, both directions), not yet forwarded. */
     public int pending() {
-        return pending;
+        return pending.get();
     }
 
     /**
@@ -258,22 +264,24 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        this.ctx = ctx;
+        ports.put(ctx, new Port(ctx));
     }
 
     /** The channel is closing (or the handler was taken out): release what is still held. */
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
-        removed = true;
-        discardHeld(in);
-        discardHeld(out);
-        updatePending();
+        Port port = ports.remove(ctx);
+        if (port == null) return;
+        port.removed = true;
+        discardHeld(port.held(in));
+        discardHeld(port.held(out));
+        updatePending(port);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof DatagramPacket) {
-            arrive(in, (DatagramPacket) msg, null);
+            arrive(ports.get(ctx), in, (DatagramPacket) msg, null);
         } else {
             ctx.fireChannelRead(msg);
         }
@@ -282,19 +290,25 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         if (msg instanceof DatagramPacket) {
-            arrive(out, (DatagramPacket) msg, promise);
+            arrive(ports.get(ctx), out, (DatagramPacket) msg, promise);
         } else {
             ctx.write(msg, promise);
         }
     }
 
     /** One datagram arrives in {@code lane}'s direction: decide, act, count, then release what it overtook. */
-    private void arrive(Lane lane, DatagramPacket packet, ChannelPromise promise) {
+    private void arrive(Port port, Lane lane, DatagramPacket packet, ChannelPromise promise) {
         // always the same two draws, so one datagram's fate never shifts the next one's
-        double u = lane.random.nextDouble();
-        long param = lane.random.nextLong();
+        double u;
+        long param;
+        synchronized (lane) {
+            u = lane.random.nextDouble();
+            param = lane.random.nextLong();
+        }
         FaultPlan plan = lane.plan;
-        FaultRule rule = firingRule(lane.direction, packet);
+        ChannelHandlerContext ctx = port.ctx;
+        Held.Queues q = port.held(lane);
+        FaultRule rule = firingRule(port, lane.direction, packet);
         FaultAction action = rule != null ? rule.action() : plan.pick(u);
         Held justHeld = null;
         switch (action) {
@@ -306,58 +320,61 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
                 break;
             case DUPLICATE:
                 DatagramPacket copy = packet.retainedDuplicate(); // before forwarding: downstream releases the original
-                forward(lane, packet, promise);
-                forward(lane, copy, lane == out ? ctx.voidPromise() : null);
+                forward(ctx, lane, packet, promise);
+                forward(ctx, lane, copy, lane == out ? ctx.voidPromise() : null);
                 break;
             case REORDER:
-                justHeld = new Held(lane, packet, promise, 1 + (int) Long.remainderUnsigned(param, plan.reorderDepth()));
-                lane.reordered.add(justHeld);
+                justHeld = new Held(port, lane, packet, promise, 1 + (int) Long.remainderUnsigned(param, plan.reorderDepth()));
+                q.reordered.add(justHeld);
                 justHeld.timer = ctx.executor().schedule(justHeld, plan.reorderTimeoutMicros(), TimeUnit.MICROSECONDS);
-                updatePending();
+                updatePending(port);
                 break;
             case DELAY:
-                Held h = new Held(lane, packet, promise, 0);
-                lane.delayed.add(h);
+                Held h = new Held(port, lane, packet, promise, 0);
+                q.delayed.add(h);
                 long micros = rule != null && rule.delayMicros() >= 0 ? rule.delayMicros() : plan.delayMicros();
                 h.timer = ctx.executor().schedule(h, micros, TimeUnit.MICROSECONDS);
-                updatePending();
+                updatePending(port);
                 break;
             case CORRUPT:
                 if (packet.content().isReadable()) {
-                    forward(lane, Corruption.flipOneBit(packet, param), promise);
+                    forward(ctx, lane, Corruption.flipOneBit(packet, param), promise);
                 } else {
                     action = FaultAction.PASS; // no bit to flip
-                    forward(lane, packet, promise);
+                    forward(ctx, lane, packet, promise);
                 }
                 break;
             default:
-                forward(lane, packet, promise);
+                forward(ctx, lane, packet, promise);
                 break;
         }
         counts.incrementAndGet(lane.direction.ordinal() * ACTIONS.length + action.ordinal());
-        if (!lane.reordered.isEmpty()) {
-            releaseOvertaken(lane, justHeld);
+        if (!q.reordered.isEmpty()) {
+            releaseOvertaken(port, lane, justHeld);
         }
     }
 
     /** The first rule that fires for this datagram, or null. Decodes only when there are rules. */
-    private FaultRule firingRule(Direction d, DatagramPacket packet) {
+    private FaultRule firingRule(Port port, Direction d, DatagramPacket packet) {
         FaultRule[] rs = rules;
         if (rs.length == 0) {
             return null;
         }
         ByteBuf b = packet.content();
+        RocePacket roce = port.roce;
         RocePacket decoded = roce.decode(b, b.readerIndex(), b.readableBytes()) == Problem.NONE ? roce : null;
-        for (FaultRule r : rs) {
-            if (r.step(d, decoded)) {
-                return r;
+        synchronized (rulesLock) { // a rule counts its matches: one step at a time when several loops share it
+            for (FaultRule r : rs) {
+                if (r.step(d, decoded)) {
+                    return r;
+                }
             }
         }
         return null;
     }
 
     /** A datagram goes on its way: downstream inbound, towards the socket outbound. */
-    private void forward(Lane lane, DatagramPacket packet, ChannelPromise promise) {
+    private void forward(ChannelHandlerContext ctx, Lane lane, DatagramPacket packet, ChannelPromise promise) {
         if (lane == in) {
             ctx.fireChannelRead(packet);
         } else {
@@ -366,9 +383,10 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     }
 
     /** Counts one more arrival against every held datagram but the one just held; forwards those that reach 0. */
-    private void releaseOvertaken(Lane lane, Held justHeld) {
+    private void releaseOvertaken(Port port, Lane lane, Held justHeld) {
+        Held.Queues q = port.held(lane);
         boolean due = false;
-        for (Held h : lane.reordered) {
+        for (Held h : q.reordered) {
             if (h != justHeld && --h.countdown <= 0) {
                 due = true;
             }
@@ -376,13 +394,13 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         // forward in hold order, rescanning after each, since forwarding runs downstream code
         while (due) {
             due = false;
-            for (Iterator<Held> it = lane.reordered.iterator(); it.hasNext(); ) {
+            for (Iterator<Held> it = q.reordered.iterator(); it.hasNext(); ) {
                 Held h = it.next();
                 if (h != justHeld && h.countdown <= 0) {
                     it.remove();
                     h.timer.cancel(false);
-                    updatePending();
-                    forward(lane, h.packet, h.promise);
+                    updatePending(port);
+                    forward(port.ctx, lane, h.packet, h.promise);
                     due = true;
                     break;
                 }
@@ -393,11 +411,14 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     /** A reorder timeout or a delay expired. */
     private void onTimer(Held h) {
         Lane lane = h.lane;
-        if (removed || !(lane.reordered.remove(h) || lane.delayed.remove(h))) {
+        Port port = h.port;
+        Held.Queues q = port.held(lane);
+        if (port.removed || !(q.reordered.remove(h) || q.delayed.remove(h))) {
             return; // already forwarded or discarded
         }
-        updatePending();
-        forward(lane, h.packet, h.promise);
+        updatePending(port);
+        ChannelHandlerContext ctx = port.ctx;
+        forward(ctx, lane, h.packet, h.promise);
         if (lane == in) {
             ctx.fireChannelReadComplete();
         } else {
@@ -405,8 +426,8 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
     }
 
-    private void discardHeld(Lane lane) {
-        for (ArrayDeque<Held> q : List.of(lane.reordered, lane.delayed)) {
+    private void discardHeld(Held.Queues held) {
+        for (ArrayDeque<Held> q : List.of(held.reordered, held.delayed)) {
             for (Held h; (h = q.poll()) != null; ) {
                 h.timer.cancel(false);
                 h.packet.release();
@@ -417,8 +438,11 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
     }
 
-    private void updatePending() {
-        pending = in.reordered.size() + in.delayed.size() + out.reordered.size() + out.delayed.size();
+    /** Recounts what {@code port} holds and moves the injector's total by the change. */
+    private void updatePending(Port port) {
+        int now = port.in.reordered.size() + port.in.delayed.size() + port.out.reordered.size() + port.out.delayed.size();
+        pending.addAndGet(now - port.pending);
+        port.pending = now;
     }
 
     private Lane lane(Direction d) {
@@ -432,13 +456,11 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
 
     // ------------------------------------------------------------------------------------------------
 
-    /** One direction's state. Touched only by the event loop, except the volatile plan. */
+    /** One direction's decisions, shared by the channels: its random stream (drawn under the lane's lock) and plan. */
     private static final class Lane {
         final Direction direction;
         final SplittableRandom random;
         volatile FaultPlan plan;
-        final ArrayDeque<Held> reordered = new ArrayDeque<>();
-        final ArrayDeque<Held> delayed = new ArrayDeque<>();
 
         Lane(Direction direction, SplittableRandom random, FaultPlan plan) {
             this.direction = direction;
@@ -447,15 +469,41 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         }
     }
 
+    /** One channel the injector sits on: touched only by that channel's event loop. */
+    private final class Port {
+        final ChannelHandlerContext ctx;
+        final RocePacket roce = new RocePacket();
+        final Held.Queues in = new Held.Queues();
+        final Held.Queues out = new Held.Queues();
+        boolean removed;
+        int pending;
+
+        Port(ChannelHandlerContext ctx) {
+            this.ctx = ctx;
+        }
+
+        Held.Queues held(Lane lane) {
+            return lane == FaultInjector.this.in ? in : out;
+        }
+    }
+
     /** A datagram held back, with its write promise (null inbound) and the timer that releases it at the latest. */
     private final class Held implements Runnable {
+        final Port port;
         final Lane lane;
         final DatagramPacket packet;
         final ChannelPromise promise;
         int countdown;
         ScheduledFuture<?> timer;
 
-        Held(Lane lane, DatagramPacket packet, ChannelPromise promise, int countdown) {
+        /** The datagrams one channel holds in one direction. */
+        static final class Queues {
+            final ArrayDeque<Held> reordered = new ArrayDeque<>();
+            final ArrayDeque<Held> delayed = new ArrayDeque<>();
+        }
+
+        Held(Port port, Lane lane, DatagramPacket packet, ChannelPromise promise, int countdown) {
+            this.port = port;
             this.lane = lane;
             this.packet = packet;
             this.promise = promise;
