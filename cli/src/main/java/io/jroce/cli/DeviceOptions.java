@@ -65,6 +65,11 @@ public final class DeviceOptions {
             + "with its own ICRC. --no-gso (the default) sends every packet as its own datagram in the batch. Not used together with --chaos.")
     Boolean gso;
 
+    @Option(names = "--gro", negatable = true, description = "UDP GRO on receive instead of recvmmsg (default off; also "
+            + "-Djroce.gro=true): the socket reads one datagram per recvmsg into a 64 KiB buffer, where the kernel may deliver a run "
+            + "of equal-size datagrams (on loopback: a peer's --gso write) as one; each of its packets is processed on its own.")
+    Boolean gro;
+
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
@@ -158,6 +163,7 @@ public final class DeviceOptions {
     private DeviceConfig base(CommandSpec spec, InetAddress local) {
         DeviceConfig config = new DeviceConfig(local);
         if (gso != null) config.gso(gso);
+        if (gro != null) config.gro(gro);
         if (pcap != null) {
             Path dir = pcap.toAbsolutePath().getParent();
             if (dir != null && !Files.isDirectory(dir)) {

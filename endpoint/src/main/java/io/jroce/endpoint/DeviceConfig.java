@@ -16,6 +16,7 @@ public final class DeviceConfig {
     DatagramFilter filter;
     boolean warmUp = !"false".equals(System.getProperty("jroce.warmup"));
     boolean gso = "true".equals(System.getProperty("jroce.gso"));
+    boolean gro = "true".equals(System.getProperty("jroce.gro"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -93,6 +94,17 @@ public final class DeviceConfig {
      * packets at a time and a 1 MiB WRITE flow fell from 0.83 Gbit/s to about 0.01 (docs/reports/performance.md).
      */
     public DeviceConfig gso(boolean v) { gso = v; return this; }
+
+    /**
+     * UDP GRO on receive instead of {@code recvmmsg} (default off; the system property {@code jroce.gro=true}
+     * turns it on): the socket gets {@code UDP_GRO} and reads one datagram per {@code recvmsg} into a 64 KiB
+     * buffer, where the kernel may hand over a run of equal-size datagrams from one sender as one coalesced
+     * datagram (on loopback: a UDP GSO send arrives whole); each of its segments is then processed as its own
+     * RoCE packet, its IPv4 ID solved from its ICRC. Not combined with {@code recvmmsg}, whose every slot
+     * would then need 64 KiB. Needs the epoll transport. Off by default: see docs/reports/performance.md, "GRO or
+     * recvmmsg on receive".
+     */
+    public DeviceConfig gro(boolean v) { gro = v; return this; }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

@@ -19,6 +19,9 @@ public final class DeviceCounters {
     /** UDP GSO super-datagrams written, and the RoCE packets (segments) they held. */
     public long gsoDatagrams;
     public long gsoSegments;
+    /** UDP GRO: reads that returned a coalesced datagram (more than one RoCE packet), and the packets they held. */
+    public long groDatagrams;
+    public long groSegments;
     final long[] drops = new long[DropReason.values().length];
 
     void drop(DropReason reason) {
@@ -37,7 +40,7 @@ public final class DeviceCounters {
 
     void reset() {
         packetsIn = bytesIn = packetsOut = bytesOut = 0;
-        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = 0;
+        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = groDatagrams = groSegments = 0;
         java.util.Arrays.fill(drops, 0);
     }
 
@@ -53,6 +56,8 @@ public final class DeviceCounters {
         c.sendErrors = sendErrors;
         c.gsoDatagrams = gsoDatagrams;
         c.gsoSegments = gsoSegments;
+        c.groDatagrams = groDatagrams;
+        c.groSegments = groSegments;
         System.arraycopy(drops, 0, c.drops, 0, drops.length);
         return c;
     }
@@ -69,6 +74,8 @@ public final class DeviceCounters {
         m.put("send_errors", sendErrors);
         m.put("gso_datagrams", gsoDatagrams);
         m.put("gso_segments", gsoSegments);
+        m.put("gro_datagrams", groDatagrams);
+        m.put("gro_segments", groSegments);
         for (DropReason r : DropReason.values()) m.put("drop_" + r.name().toLowerCase(), drops[r.ordinal()]);
         return m;
     }

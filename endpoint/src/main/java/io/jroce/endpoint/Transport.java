@@ -78,6 +78,11 @@ import java.util.concurrent.TimeoutException;
  * leaves with IPv4 ID k, so its ICRC is computed for ID k. Off while a datagram filter is installed, so that
  * fault injection keeps deciding per RoCE packet, and off for the rest of the device's life after a
  * super-datagram fails to send (the packets it held are retransmitted as plain datagrams).
+ *
+ * <p>UDP GRO (off by default; {@link DeviceConfig#gro}, with epoll): the socket reads with {@code recvmsg} into
+ * 64 KiB buffers ({@link GroRecvAllocator}) instead of {@code recvmmsg} into {@link #SLOT}-byte slots; Netty hands
+ * each segment of a coalesced datagram to the pipeline as its own datagram, and the ICRC solve below finds
+ * each one's IPv4 ID (k for segment k of a GSO send, 0 for a plain datagram).
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
@@ -170,9 +175,15 @@ final class Transport {
                         ch.pipeline().addLast("roce", new InboundHandler()); // the filter comes in goLive()
                     }
                 });
-        if (epoll) {
+        if (epoll && config.gro) {
+            // one recvmsg per datagram, coalesced or not; Netty cuts a coalesced one into a DatagramPacket per segment
+            b.option(EpollChannelOption.UDP_GRO, true)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new GroRecvAllocator(counters));
+        } else if (epoll) {
             b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, SLOT)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT * BATCH));
+        }
+        if (epoll) {
             if (ipv6) {
                 b.option(IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO).option(UDP_NO_CHECK6_RX, 1);
             } else {
@@ -246,6 +257,8 @@ final class Transport {
     boolean isEpoll() { return epoll; }
     /** Whether packets currently leave as GSO super-datagrams where they can. */
     boolean isGso() { return gso != null; }
+    /** Whether the socket has UDP GRO on (the kernel accepted the option). */
+    boolean isGro() { return epoll && channel.config().getOption(EpollChannelOption.UDP_GRO); }
     boolean isIpv6() { return ipv6; }
     int localPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
     /** IPv4 device: its address as a big-endian int. */
