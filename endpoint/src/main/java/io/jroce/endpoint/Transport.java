@@ -176,7 +176,9 @@ final class Transport {
                     }
                 });
         if (epoll && config.gro) {
-            // one recvmsg per datagram, coalesced or not; Netty cuts a coalesced one into a DatagramPacket per segment
+            // one recvmsg per datagram, coalesced or not; Netty cuts a coalesced one into a DatagramPacket per
+            // segment. No MAX_DATAGRAM_PAYLOAD_SIZE: that would read with recvmmsg, which in Netty 4.2.18 loses the
+            // segment size of a coalesced datagram (netty/netty#17492) and would hand it over glued
             b.option(EpollChannelOption.UDP_GRO, true)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new GroRecvAllocator(counters));
         } else if (epoll) {
