@@ -33,6 +33,10 @@
 #define UDP_SEGMENT 103 /* include/uapi/linux/udp.h, Linux >= 4.18 */
 #endif
 
+#ifndef UDP_GRO
+#define UDP_GRO 104     /* include/uapi/linux/udp.h, Linux >= 5.0 */
+#endif
+
 #define MAX_PAYLOAD 65507   /* largest UDP payload in an IPv4 datagram */
 #define SLOT 65536          /* receive buffer per datagram: never truncates */
 #define MAX_BATCH 1024      /* UIO_MAXIOV: the kernel's sendmmsg/recvmmsg cap */
@@ -44,7 +48,7 @@ enum mode { MODE_SENDMMSG, MODE_GSO };
 
 struct opts {
     const char *addr;
-    long size, seconds, idle_ms, batch, segs, count, warmup, rcvbuf, timeout_ms, cpu;
+    long size, seconds, idle_ms, batch, segs, count, warmup, rcvbuf, timeout_ms, cpu, gro;
     enum mode mode;
 };
 
@@ -60,14 +64,15 @@ static void usage(void)
 {
     fputs("usage:\n"
           "  udp-limit sink     --bind IP:PORT [--batch B=64] [--rcvbuf BYTES=4194304]\n"
-          "                     [--seconds MAX=60] [--idle MS=1000] [--cpu N]\n"
+          "                     [--seconds MAX=60] [--idle MS=1000] [--cpu N] [--gro 0|1]\n"
           "  udp-limit blast    --to IP:PORT --size N --seconds S [--mode sendmmsg|gso]\n"
           "                     [--batch B] [--segs K] [--cpu N]\n"
           "  udp-limit echo     --bind IP:PORT [--seconds MAX=60] [--idle MS=1000] [--cpu N]\n"
           "  udp-limit pingpong --to IP:PORT --size N --count C [--warmup W=1000]\n"
           "                     [--timeout MS=100] [--seconds MAX=60] [--cpu N]\n"
           "IP must be in 127.0.0.0/8. blast: sendmmsg batch defaults to 64 datagrams;\n"
-          "gso sends super-buffers of K datagrams (UDP_SEGMENT), B per call (default 1).\n",
+          "gso sends super-buffers of K datagrams (UDP_SEGMENT), B per call (default 1).\n"
+          "sink --gro 1: UDP_GRO on, a coalesced read is counted segment by segment.\n",
           stderr);
     exit(2);
 }
@@ -246,18 +251,25 @@ static int run_sink(const struct opts *o)
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len);
     receive_timeout(fd, POLL_MS);
     bind_to(fd, o->addr);
+    int one = 1;
+    if (o->gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one))
+        die("UDP_GRO (kernel without UDP GRO?)");
 
     int batch = (int)o->batch;
+    /* per message room for the UDP_GRO control message: the segment size of a coalesced read */
+    size_t ctl = CMSG_SPACE(sizeof(int));
+    unsigned char *ctls = calloc((size_t)batch, ctl);
     unsigned char *bufs = malloc((size_t)batch * SLOT);
     struct mmsghdr *msgs = calloc((size_t)batch, sizeof *msgs);
     struct iovec *iov = calloc((size_t)batch, sizeof *iov);
-    if (!bufs || !msgs || !iov)
+    if (!bufs || !msgs || !iov || !ctls)
         die("malloc");
     for (int i = 0; i < batch; i++) {
         iov[i] = (struct iovec){ .iov_base = bufs + (size_t)i * SLOT, .iov_len = SLOT };
         msgs[i].msg_hdr.msg_iov = &iov[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
     }
+    unsigned long long coalesced = 0;
     long long drops0 = udp_rcvbuf_errors();
     /* The script waits for this line before it starts the blaster. */
     fprintf(stderr, "sink: listening on %s rcvbuf=%d batch=%d\n", o->addr, got, batch);
@@ -265,6 +277,12 @@ static int run_sink(const struct opts *o)
     unsigned long long pkts = 0, bytes = 0, calls = 0, lost = 0, late = 0, next = 0;
     uint64_t start = now_ns(), first = 0, last = 0;
     while (!finished(start, o->seconds)) {
+        if (o->gro) {
+            for (int i = 0; i < batch; i++) {
+                msgs[i].msg_hdr.msg_control = ctls + (size_t)i * ctl;
+                msgs[i].msg_hdr.msg_controllen = ctl; /* the kernel shortens it to what it wrote */
+            }
+        }
         int n = recvmmsg(fd, msgs, (unsigned)batch, MSG_WAITFORONE, NULL);
         if (n < 0) {
             if (!retry())
@@ -278,20 +296,32 @@ static int run_sink(const struct opts *o)
             first = last;
         calls++;
         for (int i = 0; i < n; i++) {
-            unsigned int got_len = msgs[i].msg_len;
-            pkts++;
-            bytes += got_len;
-            if (got_len < SEQ_BYTES)
-                continue;
-            uint64_t seq;
-            memcpy(&seq, iov[i].iov_base, SEQ_BYTES);
-            if (seq >= next) {
-                lost += seq - next; /* a gap: those datagrams never came (yet) */
-                next = seq + 1;
-            } else {
-                late++;              /* one counted as lost arrived after all */
-                if (lost)
-                    lost--;
+            unsigned int msg_len = msgs[i].msg_len, seg = msg_len ? msg_len : 1;
+            if (o->gro) {
+                struct cmsghdr *c;
+                for (c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c))
+                    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+                        memcpy(&seg, CMSG_DATA(c), sizeof seg);
+                if (seg < msg_len)
+                    coalesced++;
+            }
+            bytes += msg_len;
+            /* each segment of a coalesced read is one datagram of the sender's, with its own sequence number */
+            for (unsigned int off = 0; off < msg_len || (msg_len == 0 && off == 0); off += seg) {
+                unsigned int got_len = msg_len - off < seg ? msg_len - off : seg;
+                pkts++;
+                if (got_len < SEQ_BYTES)
+                    continue;
+                uint64_t seq;
+                memcpy(&seq, (unsigned char *)iov[i].iov_base + off, SEQ_BYTES);
+                if (seq >= next) {
+                    lost += seq - next; /* a gap: those datagrams never came (yet) */
+                    next = seq + 1;
+                } else {
+                    late++;              /* one counted as lost arrived after all */
+                    if (lost)
+                        lost--;
+                }
             }
         }
     }
@@ -300,12 +330,12 @@ static int run_sink(const struct opts *o)
     printf("sink:");
     print_cpu(pkts);
     printf(" pkts=%llu bytes=%llu secs=%.3f pps=%.0f gbps=%.3f seq_lost=%llu late=%llu"
-           " loss_pct=%.3f pkts_per_call=%.1f udp_rcvbuf_errors=%lld rcvbuf=%d\n",
+           " loss_pct=%.3f pkts_per_call=%.1f udp_rcvbuf_errors=%lld rcvbuf=%d gro=%ld coalesced_reads=%llu\n",
            pkts, bytes, secs, secs > 0 ? (double)pkts / secs : 0.0,
            secs > 0 ? (double)bytes * 8 / secs / 1e9 : 0.0, lost, late,
            pkts + lost ? 100.0 * (double)lost / (double)(pkts + lost) : 0.0,
            calls ? (double)pkts / (double)calls : 0.0,
-           drops0 >= 0 && drops1 >= 0 ? drops1 - drops0 : -1LL, got);
+           drops0 >= 0 && drops1 >= 0 ? drops1 - drops0 : -1LL, got, o->gro, coalesced);
     return pkts ? 0 : 1;
 }
 
@@ -538,6 +568,7 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--warmup"))   { ok = cmd & PINGPONG; o.warmup = number(k, v, 0, 100000000); }
         else if (!strcmp(k, "--timeout"))  { ok = cmd & PINGPONG; o.timeout_ms = number(k, v, 1, 60000); }
         else if (!strcmp(k, "--cpu"))      o.cpu = number(k, v, 0, CPU_SETSIZE - 1);
+        else if (!strcmp(k, "--gro"))      { ok = cmd & SINK; o.gro = number(k, v, 0, 1); }
         else if (!strcmp(k, "--mode")) {
             ok = cmd & BLAST;
             if (!strcmp(v, "sendmmsg"))  o.mode = MODE_SENDMMSG;

@@ -85,6 +85,11 @@ public final class DeviceOptions {
             + "Several event loops.")
     Integer eventLoops;
 
+    @Option(names = "--gro", negatable = true, description = "UDP GRO on receive instead of recvmmsg (default off; also "
+            + "-Djroce.gro=true): the socket reads one datagram per recvmsg into a 64 KiB buffer, where the kernel may deliver a run "
+            + "of equal-size datagrams (on loopback: a peer's --gso write) as one; each of its packets is processed on its own.")
+    Boolean gro;
+
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
@@ -198,6 +203,7 @@ public final class DeviceOptions {
             }
             config.eventLoops(eventLoops);
         }
+        if (gro != null) config.gro(gro);
         if (pcap != null) {
             Path dir = pcap.toAbsolutePath().getParent();
             if (dir != null && !Files.isDirectory(dir)) {

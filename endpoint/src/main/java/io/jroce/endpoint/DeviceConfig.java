@@ -18,6 +18,7 @@ public final class DeviceConfig {
     boolean gso = "true".equals(System.getProperty("jroce.gso"));
     long busyPollNanos;
     boolean ecn;
+    boolean gro = "true".equals(System.getProperty("jroce.gro"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -137,6 +138,18 @@ public final class DeviceConfig {
     }
 
     public int eventLoops() { return eventLoops; }
+
+    /**
+     * UDP GRO on receive instead of {@code recvmmsg} (default off; the system property {@code jroce.gro=true}
+     * turns it on): the socket gets {@code UDP_GRO} and reads one datagram per {@code recvmsg} into a 64 KiB
+     * buffer, where the kernel may hand over a run of equal-size datagrams from one sender as one coalesced
+     * datagram (on loopback: a UDP GSO send arrives whole); each of its segments is then processed as its own
+     * RoCE packet, its IPv4 ID solved from its ICRC. Not combined with {@code recvmmsg}: Netty 4.2.18's
+     * {@code recvmmsg} passes no control buffer, so a coalesced read would lose its segment size and arrive as
+     * one glued datagram (netty/netty#17492, fixed after 4.2.18). Needs the epoll transport. Off by default: see docs/reports/performance.md, "GRO or
+     * recvmmsg on receive".
+     */
+    public DeviceConfig gro(boolean v) { gro = v; return this; }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

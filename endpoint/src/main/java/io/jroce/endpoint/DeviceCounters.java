@@ -25,6 +25,9 @@ public final class DeviceCounters {
      * with one event loop.
      */
     public long shardHandoffs;
+    /** UDP GRO: reads that returned a coalesced datagram (more than one RoCE packet), and the packets they held. */
+    public long groDatagrams;
+    public long groSegments;
     final long[] drops = new long[DropReason.values().length];
 
     void drop(DropReason reason) {
@@ -43,7 +46,7 @@ public final class DeviceCounters {
 
     void reset() {
         packetsIn = bytesIn = packetsOut = bytesOut = 0;
-        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = shardHandoffs = 0;
+        retransmits = timeouts = ghostResponse = sendErrors = gsoDatagrams = gsoSegments = shardHandoffs = groDatagrams = groSegments = 0;
         java.util.Arrays.fill(drops, 0);
     }
 
@@ -60,6 +63,8 @@ public final class DeviceCounters {
         c.gsoDatagrams = gsoDatagrams;
         c.gsoSegments = gsoSegments;
         c.shardHandoffs = shardHandoffs;
+        c.groDatagrams = groDatagrams;
+        c.groSegments = groSegments;
         System.arraycopy(drops, 0, c.drops, 0, drops.length);
         return c;
     }
@@ -93,6 +98,8 @@ public final class DeviceCounters {
         m.put("gso_datagrams", gsoDatagrams);
         m.put("gso_segments", gsoSegments);
         m.put("shard_handoffs", shardHandoffs);
+        m.put("gro_datagrams", groDatagrams);
+        m.put("gro_segments", groSegments);
         for (DropReason r : DropReason.values()) m.put("drop_" + r.name().toLowerCase(), drops[r.ordinal()]);
         return m;
     }

@@ -91,6 +91,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and scratch. A datagram read by a shard that does not own its destination QP is copied into a pooled buffer
  * (with its sender in front) and queued to the owner's bounded handoff queue; the owner checks the ICRC,
  * decodes and dispatches it. One queue per owner keeps the order of what one shard reads.
+ *
+ * <p>UDP GRO (off by default; {@link DeviceConfig#gro}, with epoll): the socket reads with {@code recvmsg} into
+ * 64 KiB buffers ({@link GroRecvAllocator}) instead of {@code recvmmsg} into {@link #SLOT}-byte slots; Netty hands
+ * each segment of a coalesced datagram to the pipeline as its own datagram, and the ICRC solve below finds
+ * each one's IPv4 ID (k for segment k of a GSO send, 0 for a plain datagram).
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
@@ -224,11 +229,19 @@ final class Transport {
                         ch.pipeline().addLast("roce", new InboundHandler()); // the filter comes in goLive()
                     }
                 });
-        if (epoll) {
-            // all shards share the address and port; the kernel spreads datagrams over them by 4-tuple hash
-            if (shards.count > 1) b.option(EpollChannelOption.SO_REUSEPORT, true);
+        // all shards share the address and port; the kernel spreads datagrams over them by 4-tuple hash
+        if (epoll && shards.count > 1) b.option(EpollChannelOption.SO_REUSEPORT, true);
+        if (epoll && config.gro) {
+            // one recvmsg per datagram, coalesced or not; Netty cuts a coalesced one into a DatagramPacket per
+            // segment. No MAX_DATAGRAM_PAYLOAD_SIZE: that would read with recvmmsg, which in Netty 4.2.18 loses the
+            // segment size of a coalesced datagram (netty/netty#17492) and would hand it over glued
+            b.option(EpollChannelOption.UDP_GRO, true)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new GroRecvAllocator(counters));
+        } else if (epoll) {
             b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, SLOT)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT * BATCH));
+        }
+        if (epoll) {
             if (ipv6) {
                 b.option(IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO).option(UDP_NO_CHECK6_RX, 1);
             } else {
@@ -317,6 +330,8 @@ final class Transport {
     int shard() { return shard; }
     /** Whether packets currently leave as GSO super-datagrams where they can. */
     boolean isGso() { return gso != null; }
+    /** Whether the socket has UDP GRO on (the kernel accepted the option). */
+    boolean isGro() { return epoll && channel.config().getOption(EpollChannelOption.UDP_GRO); }
     boolean isIpv6() { return ipv6; }
     int localPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
     /** IPv4 device: its address as a big-endian int. */
