@@ -72,7 +72,7 @@ NM=$(wc -w <<<"$MTUS")
 gnuplot "$WORK/tp.gp"
 
 # latency: round trips, so that all tests and the UDP ping-pong are in one unit
-awk -F, 'NR > 1 && $4 == "ok" { k = $11 == "yes" ? 2 : 1; printf "%s%s,%s,%s,%s\n", toupper($1), $12 > 0 ? " busy" : "", $6 * k, $8 * k, $9 * k }' "$RES/lat.csv" >"$WORK/lat.csv"
+awk -F, 'NR > 1 && $4 == "ok" { k = $11 == "yes" ? 2 : 1; printf "%s%s,%s,%s,%s\n", toupper($1), ($12 > 0 ? " busy" : ""), $6 * k, $8 * k, $9 * k }' "$RES/lat.csv" >"$WORK/lat.csv"
 echo "UDP 80 B,$(rfield median_us),$(rfield p99_us),$(rfield p999_us)" >>"$WORK/lat.csv"
 gnuplot <<EOF
 set terminal pngcairo size 760,480 font ',10'
@@ -191,7 +191,7 @@ fmt_size() { awk -v s="$1" 'BEGIN { if (s >= 1048576) printf "%d MiB", s / 10485
     echo "| test | t_typical (median) | p99 | p99.9 | round trip median / p99 / p99.9 | ratio to UDP median / p99 / p99.9 |"
     echo "|---|---|---|---|---|---|"
     awk -F, -v um="$(rfield median_us)" -v u99="$(rfield p99_us)" -v u999="$(rfield p999_us)" '
-        NR > 1 { busy = $12 > 0 ? sprintf(", busy-poll %d µs", $12) : ""
+        NR > 1 { busy = ($12 > 0 ? sprintf(", busy-poll %d µs", $12) : "")
                  if ($4 != "ok") { printf "| %s %d B%s | %s | | | | |\n", toupper($1), $2, busy, $4; next }
                  k = $11 == "yes" ? 2 : 1
                  printf "| %s %d B%s | **%.1f µs** | %.1f µs | %.1f µs | %.1f / %.1f / %.1f µs | %.1f / %.1f / %.1f |\n", toupper($1), $2, busy,
