@@ -24,6 +24,15 @@ final class CongestionControl {
     static final double INITIAL_WINDOW = 16;
     /** Queueing a flow may add before the window shrinks: above jroce's own scheduling noise (tens of µs). */
     static final long TARGET_QUEUE_NANOS = 300_000;
+    /**
+     * Swift's flow-based scaling: a flow with a small window may add up to this much more queueing before it shrinks,
+     * scaled by 1/sqrt(window) between {@link #FS_MIN_WINDOW} (all of it) and {@link #FS_MAX_WINDOW} (none), so that
+     * many flows sharing a bottleneck (each with a small window) keep their share instead of being cut to the minimum
+     * by a queue they do not build alone, and small flows converge to fairness with large ones.
+     */
+    static final long FS_RANGE_NANOS = 5 * TARGET_QUEUE_NANOS;
+    static final double FS_MIN_WINDOW = 2;
+    static final double FS_MAX_WINDOW = 64;
     static final double BETA = 0.8;
     static final double MAX_DECREASE = 0.5;
     /** DCQCN's g: NVIDIA's DCE_TCP_G 1019/1024 keeps 1019/1024 of alpha, i.e. g = 5/1024. */
@@ -89,12 +98,20 @@ final class CongestionControl {
     void onRtt(long rtt, long now) {
         if (rtt <= 0) return;
         if (rtt < minRtt) minRtt = rtt;
-        long target = minRtt + TARGET_QUEUE_NANOS;
+        long target = minRtt + TARGET_QUEUE_NANOS + flowScaling(window);
         belowTarget = rtt < target;
         if (!belowTarget && now - lastDecrease >= rtt) {
             double f = Math.max(1 - BETA * (rtt - target) / rtt, 1 - MAX_DECREASE);
             decrease(window * f, now);
         }
+    }
+
+    /** Swift's flow-based target scaling for a window of {@code w} packets: FS_RANGE at FS_MIN_WINDOW, 0 at FS_MAX_WINDOW. */
+    static long flowScaling(double w) {
+        double lo = 1 / Math.sqrt(FS_MAX_WINDOW);
+        double hi = 1 / Math.sqrt(FS_MIN_WINDOW);
+        double x = (1 / Math.sqrt(Math.max(w, FS_MIN_WINDOW)) - lo) / (hi - lo);
+        return (long) (FS_RANGE_NANOS * Math.max(0, Math.min(1, x)));
     }
 
     /** A new loss recovery began (SACK or sequence NAK). */

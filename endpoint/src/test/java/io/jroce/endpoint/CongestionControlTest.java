@@ -44,6 +44,28 @@ class CongestionControlTest {
     }
 
     @Test
+    void smallWindowsMayQueueMoreBeforeTheyShrinkAsInSwiftsFlowScaling() {
+        assertEquals(CongestionControl.FS_RANGE_NANOS, CongestionControl.flowScaling(CongestionControl.FS_MIN_WINDOW));
+        assertEquals(CongestionControl.FS_RANGE_NANOS, CongestionControl.flowScaling(1), "below the minimum: all of it");
+        assertEquals(0, CongestionControl.flowScaling(CongestionControl.FS_MAX_WINDOW));
+        assertEquals(0, CongestionControl.flowScaling(1000));
+        assertTrue(CongestionControl.flowScaling(4) > CongestionControl.flowScaling(16), "less for larger windows");
+        // the same round trip, 1 ms above the smallest: a flow of 64 packets shrinks, one of 2 packets keeps its window
+        long now = 1_000_000;
+        CongestionControl big = new CongestionControl(256);
+        big.window = 64;
+        big.onRtt(50 * US, now);
+        big.onRtt(1050 * US, now += 2000 * US);
+        assertTrue(big.window < 64, "64 packets, 1 ms of queueing: cut to " + big.window);
+        CongestionControl small = new CongestionControl(256);
+        small.window = 2;
+        small.onRtt(50 * US, now);
+        small.onRtt(1050 * US, now += 2000 * US);
+        assertEquals(2, small.window, 1e-9, "2 packets, 1 ms of queueing: below its scaled target");
+        assertEquals(0, small.decreases);
+    }
+
+    @Test
     void lossHalvesOncePerRoundTripAndTheWindowNeverPassesTheCeiling() {
         CongestionControl cc = new CongestionControl(32);
         long now = 1_000_000;
