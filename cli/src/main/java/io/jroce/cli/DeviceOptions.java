@@ -81,8 +81,8 @@ public final class DeviceOptions {
     boolean ecn;
     @Option(names = "--event-loops", paramLabel = "N", description = "Event loops of our device, 1..64 (default 1): each has "
             + "its own UDP socket on the same address and port (SO_REUSEPORT, epoll only) and runs its share of the queue pairs; "
-            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs). See the user guide, "
-            + "Several event loops.")
+            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs). See the user guide "
+            + "(--event-loops) and the design notes (Sharding over event loops).")
     Integer eventLoops;
 
     @Option(names = "--gro", negatable = true, description = "UDP GRO on receive instead of recvmmsg (default off; also "
