@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Draws the lossy-Ethernet report's charts from the CSV files of docs/reports/data (the figures of
+# measure.sh runs, copied there with the report): goodput vs random loss (selective repeat and Go-Back-N),
+# and flows through the tbf bottleneck (share of the link used, Jain's index, drops at the queue).
+#
+#   integration-tests/bottleneck/chart.sh [DATE]     # default 2026-12-01; writes docs/images/lossy-*.png
+#
+# Needs gnuplot (Debian: apt-get install gnuplot-nox).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+date=${1:-2026-12-01}
+data=$root/docs/reports/data
+img=$root/docs/images
+loss=$data/lossy-loss-$date.csv
+flows=$data/lossy-flows-$date.csv
+[[ -f $loss && -f $flows ]] || { echo "chart.sh: no data for $date in $data" >&2; exit 2; }
+command -v gnuplot >/dev/null || { echo "chart.sh: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 2; }
+gnuplot <<GP
+set datafile separator ','
+set terminal pngcairo size 900,520 font ',10'
+set output '$img/lossy-goodput-vs-loss.png'
+set title 'Single-QP RDMA WRITE 1 MiB under random loss ($date), each series against its own lossless point'
+set xlabel 'drop probability per process (path loss about twice)'
+set ylabel 'goodput / lossless goodput'
+set logscale x
+set xrange [0.0008:0.12]
+set yrange [0:1.05]
+set key top right
+set grid
+unset logscale x
+stats '$loss' every ::0::0 using 2:3 nooutput
+sr0 = STATS_max_x
+gbn0 = STATS_max_y
+set logscale x
+plot '$loss' using 1:(\$2/sr0) every ::1 with linespoints lw 2 pt 7 title 'selective repeat (jroce peers)', \
+     '' using 1:(\$3/gbn0) every ::1 with linespoints lw 2 pt 5 title 'Go-Back-N, 1 ms tail probe'
+set output '$img/lossy-flows.png'
+unset logscale x
+set title 'Flows through a tbf bottleneck ($date): share of the link, fairness, drops'
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xlabel 'bottleneck-flows-extensions (all = selective repeat + congestion control)'
+set ylabel 'share of the link, Jain index'
+set y2label 'drops at the queue (%)'
+set xrange [-1:28]
+set yrange [0:1.05]
+set y2range [0:63]
+set ytics nomirror
+set y2tics
+set key top left
+plot '$flows' using (\$0*4):(\$3/\$2):xtic(1) with boxes title 'share of the link (sum of per-flow goodput)', \
+     '' using (\$0*4+1):4 with boxes title 'Jain index', \
+     '' using (\$0*4+2):5 axes x1y2 with boxes title 'drops % (right axis)'
+GP
+echo "chart.sh: wrote $img/lossy-goodput-vs-loss.png and $img/lossy-flows.png"
