@@ -17,6 +17,9 @@ flows=$data/lossy-flows-$date.csv
 command -v gnuplot >/dev/null || { echo "chart.sh: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 2; }
 gnuplot <<GP
 set datafile separator ','
+stats '$loss' every ::0::0 using 2:3 nooutput
+sr0 = STATS_max_x
+gbn0 = STATS_max_y
 set terminal pngcairo size 900,520 font ',10'
 set output '$img/lossy-goodput-vs-loss.png'
 set title 'Single-QP RDMA WRITE 1 MiB under random loss ($date), each series against its own lossless point'
@@ -27,11 +30,6 @@ set xrange [0.0008:0.12]
 set yrange [0:1.05]
 set key top right
 set grid
-unset logscale x
-stats '$loss' every ::0::0 using 2:3 nooutput
-sr0 = STATS_max_x
-gbn0 = STATS_max_y
-set logscale x
 plot '$loss' using 1:(\$2/sr0) every ::1 with linespoints lw 2 pt 7 title 'selective repeat (jroce peers)', \
      '' using 1:(\$3/gbn0) every ::1 with linespoints lw 2 pt 5 title 'Go-Back-N, 1 ms tail probe'
 set output '$img/lossy-flows.png'
