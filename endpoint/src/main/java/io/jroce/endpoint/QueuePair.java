@@ -63,7 +63,7 @@ public final class QueuePair {
     private final Runnable doorbellTask = this::doorbell;
     private final java.util.concurrent.atomic.AtomicBoolean doorbellPending = new java.util.concurrent.atomic.AtomicBoolean();
     boolean timerListed;
-    /** Flow control: new packets this QP sent (a READ: its response packets) not yet acknowledged, in Transport.inFlight. */
+    /** Flow control: new packets this QP sent (a READ: its response packets) not yet acknowledged, in FlowBudget.inFlight. */
     int flowHeld;
     /** Flow control: queued in Transport's waiters for the device-wide budget. */
     boolean flowWaiting;
@@ -496,13 +496,13 @@ public final class QueuePair {
     void flowRelease(int n) {
         int r = Math.min(n, flowHeld);
         flowHeld -= r;
-        tx.inFlight -= r;
+        tx.flow.inFlight -= r;
     }
 
     /** Flow control: a packet (or a READ's responses) now in flight (event loop). */
     void flowTake(int n) {
         flowHeld += n;
-        tx.inFlight += n;
+        tx.flow.inFlight += n;
     }
 
     private void toReset() {

@@ -73,8 +73,8 @@ final class Requester {
                 if ((w.flags & SendFlags.FENCE) != 0 && rdAtomicOutstanding > 0) break;
                 if (w.opcode.isReadOrAtomic() && rdAtomicOutstanding >= qp.maxRdAtomic) break;
                 if (windowFull(comp, sqPsn)) break;
-                if (!tx.flowAllows(qp)) {
-                    tx.flowWait(qp);
+                if (!tx.flow.allows(qp)) {
+                    tx.flow.await(qp);
                     break;
                 }
                 start(w);
@@ -130,7 +130,7 @@ final class Requester {
     /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
     private int windowLimit() {
         CongestionControl cc = qp.completer.cc;
-        int flow = tx.windowFor(qp.mtu);
+        int flow = tx.flow.windowFor(qp.mtu);
         return cc == null ? flow : Math.min(flow, cc.limit());
     }
 
@@ -165,14 +165,14 @@ final class Requester {
         while (w.nextPkt < w.npkts) {
             int psn = Psn.add(w.firstPsn, w.nextPkt);
             if (w.nextPkt > 0 && windowFull(comp, psn)) return false;
-            if (w.nextPkt > 0 && w.nextPkt >= w.sentHigh && !tx.flowAllows(qp)) { // resends are counted already
+            if (w.nextPkt > 0 && w.nextPkt >= w.sentHigh && !tx.flow.allows(qp)) { // resends are counted already
                 if (!lastAskedAck) {
                     // stopping here must leave an acknowledgement coming: one more packet, with AckReq
                     comp.packetSent();
                     sendDataPacket(w, w.nextPkt, psn, true);
                     w.nextPkt++;
                 }
-                tx.flowWait(qp);
+                tx.flow.await(qp);
                 return w.nextPkt == w.npkts;
             }
             comp.packetSent();
@@ -229,7 +229,7 @@ final class Requester {
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
         boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, windowLimit())) >= 0
-                || pkt >= w.sentHigh && tx.inFlight + 1 >= tx.flowCapacity(mtu); // the packet that fills the device's budget
+                || pkt >= w.sentHigh && tx.flow.fillsWithNext(mtu); // the packet that fills the device's budget
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         lastAskedAck = ackReq;
         if (ackReq) {

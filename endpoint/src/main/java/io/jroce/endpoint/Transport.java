@@ -111,8 +111,6 @@ final class Transport {
     private static final int IPV6_PMTUDISC_DO = 2;
     /** SOL_SOCKET (1), SO_RCVBUFFORCE (33): asm-generic/socket.h; past net.core.rmem_max, with CAP_NET_ADMIN. */
     private static final IntegerUnixChannelOption SO_RCVBUFFORCE = new IntegerUnixChannelOption("SO_RCVBUFFORCE", 1, 33);
-    /** The smallest window flow control leaves a QP, however small the receive buffer or many the QPs. */
-    static final int MIN_WINDOW = 4;
     /** SOL_UDP (17), UDP_NO_CHECK6_RX (102): linux/udp.h. */
     private static final IntegerUnixChannelOption UDP_NO_CHECK6_RX = new IntegerUnixChannelOption("UDP_NO_CHECK6_RX", 17, 102);
 
@@ -146,6 +144,8 @@ final class Transport {
     private final DeviceCounters counters = new DeviceCounters();
     /** The receive buffer the kernel granted (SO_RCVBUF as read back: the doubled value, which counts skb overhead). */
     private final int receiveBufferBytes;
+    /** Flow control: what this transport's QPs may keep in flight against the receive buffer. */
+    final FlowBudget flow;
     /** The event loop's select strategy in busy-poll mode, else null. */
     private volatile BusyPollStrategy busyPoll;
     private final Timers timers;
@@ -259,7 +259,8 @@ final class Transport {
         }
         this.loop = channel.eventLoop();
         this.receiveBufferBytes = receiveBuffer(config.socketBufferBytes);
-        int window4096 = windowFor(4096);
+        this.flow = new FlowBudget(receiveBufferBytes, config.maxUnackedPsns);
+        int window4096 = flow.windowFor(4096);
         if (window4096 < config.maxUnackedPsns) {
             log.warn("the socket's receive buffer holds {} bytes, about {} packets of path MTU 4096: QPs at that MTU keep at most {} "
                     + "PSNs in flight instead of {} so that a peer like us does not overrun it (raise net.core.rmem_max to {} or run "
@@ -385,61 +386,6 @@ final class Transport {
     KeyTable keys() { return device.keys(); }
     int maxUnackedPsns() { return config.maxUnackedPsns; }
 
-    /**
-     * Flow control: how many datagrams of path MTU {@code mtu} our receive buffer holds, counted in the kernel's memory
-     * per datagram (the packet in a power-of-two allocation with the skb's shared info, plus the sk_buff: about 8.4 KB
-     * for MTU 4096, 2.3 KB for 1024). A jroce peer on a machine like ours has the same buffer, and more in flight makes
-     * its kernel drop at full speed, each drop costing a Go-Back-N pass or a timeout: 256 QPs of 128 PSNs are 32768
-     * datagrams against a buffer of about 3600 at MTU 1024. So the device's QPs together keep at most this many
-     * packets in flight ({@link #flowAllows}), and one QP at most this many PSNs ({@link #windowFor}). rdma_rxe and
-     * NICs receive without a socket buffer, so for them this only spreads a busy device's sending over its QPs; with
-     * one busy QP and the default 4 MiB buffer it is above the 128-PSN window at every MTU.
-     */
-    int flowCapacity(int mtu) {
-        int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
-        // three quarters: the rest is headroom for the packet each waiting QP may still send (flowAllows) and for
-        // the requests, acknowledgements and READ responses that share the buffer
-        return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / perPacket);
-    }
-
-    /** The PSNs one QP of path MTU {@code mtu} may keep unacknowledged: the device window within the flow capacity. */
-    int windowFor(int mtu) {
-        return Math.min(config.maxUnackedPsns, flowCapacity(mtu));
-    }
-
-    /**
-     * Whether {@code qp} may send one more new packet under the device-wide budget: while the device's QPs together
-     * have fewer than {@link #flowCapacity} packets in flight, or when {@code qp} itself has none (so every QP makes
-     * progress; one that stops with packets in flight has made sure the last of them asks for an acknowledgement).
-     */
-    boolean flowAllows(QueuePair qp) {
-        return qp.flowHeld == 0 || inFlight < flowCapacity(qp.mtu);
-    }
-
-    /** Packets the device's RC QPs have in flight, the sum of their {@link QueuePair#flowHeld} (event loop only). */
-    int inFlight;
-    /** QPs that stopped for the device-wide budget: run again when acknowledgements free some (one entry per QP). */
-    private final java.util.ArrayDeque<QueuePair> flowWaiters = new java.util.ArrayDeque<>();
-
-    /** {@code qp} stopped for the device-wide budget (event loop). */
-    void flowWait(QueuePair qp) {
-        if (!qp.flowWaiting) {
-            qp.flowWaiting = true;
-            flowWaiters.add(qp);
-        }
-    }
-
-    /** Lets the QPs that waited for the budget send again, oldest first, while it has room (event loop). */
-    void runFlowWaiters() {
-        for (int n = flowWaiters.size(); n > 0 && !flowWaiters.isEmpty(); n--) {
-            QueuePair qp = flowWaiters.peekFirst();
-            if (inFlight >= flowCapacity(qp.mtu)) return;
-            flowWaiters.pollFirst();
-            qp.flowWaiting = false;
-            qp.requester.run();
-        }
-    }
-
     /** The receive buffer the kernel granted, in bytes (what SO_RCVBUF reads back). */
     int receiveBufferBytes() { return receiveBufferBytes; }
 
@@ -509,7 +455,7 @@ final class Transport {
 
     void flushNow() {
         flushScheduled = false;
-        if (!flowWaiters.isEmpty()) runFlowWaiters(); // acknowledgements since the last flush may have freed room
+        flow.runWaiters(); // acknowledgements since the last flush may have freed room
         emitPendingAcks(); // the end of a receive burst, or any other flush: no ACK waits past it
         if (gso != null) gso.emit();
         channel.flush();

@@ -66,6 +66,7 @@
  * handoff of datagrams for another shard's QPs.</li>
  * <li>{@code Shards}: a device's event loops and sockets ({@code SO_REUSEPORT}), which QP each owns, summed counters.</li>
  * <li>{@code GsoBatcher}: groups equal-length packets to one peer into UDP GSO super-datagrams.</li>
+ * <li>{@code FlowBudget}: flow control: what the QPs of one transport may keep in flight against its receive buffer.</li>
  * <li>{@code BusyPollStrategy}: the event loop's select strategy in busy-poll mode (polls without sleeping for a bounded time).</li>
  * <li>{@code GroRecvAllocator}: receive buffers of a UDP GRO socket (64 KiB per read), and the count of coalesced reads.</li>
  * <li>{@code Timers}: the retransmit, RNR and probe timers of armed QPs.</li>

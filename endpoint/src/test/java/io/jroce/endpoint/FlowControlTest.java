@@ -22,10 +22,10 @@ class FlowControlTest {
             int granted = t.receiveBufferBytes();
             // the kernel doubles what is asked (for its bookkeeping) within net.core.rmem_max, or past it with SO_RCVBUFFORCE
             assertTrue(granted >= asked && granted <= 2 * asked, "receive buffer " + granted);
-            assertEquals(granted / 4 * 3 / (8192 + 256), t.flowCapacity(4096), "MTU 4096: about 8.4 KB per datagram, 3/4 of the buffer");
-            assertEquals(granted / 4 * 3 / (2048 + 256), t.flowCapacity(1024), "MTU 1024: about 2.3 KB per datagram");
-            assertEquals(Math.min(128, t.flowCapacity(4096)), t.windowFor(4096), "one QP: the device window within the capacity");
-            assertEquals(Math.min(128, t.flowCapacity(1024)), t.windowFor(1024));
+            assertEquals(granted / 4 * 3 / (8192 + 256), t.flow.capacity(4096), "MTU 4096: about 8.4 KB per datagram, 3/4 of the buffer");
+            assertEquals(granted / 4 * 3 / (2048 + 256), t.flow.capacity(1024), "MTU 1024: about 2.3 KB per datagram");
+            assertEquals(Math.min(128, t.flow.capacity(4096)), t.flow.windowFor(4096), "one QP: the device window within the capacity");
+            assertEquals(Math.min(128, t.flow.capacity(1024)), t.flow.windowFor(1024));
             assertEquals(128, new DeviceConfig(Pair.addr("127.77.15.3")).maxUnackedPsns, "the device window the cap applies to");
 
             Pair.Conn c = connect(p, Mtu.MTU_4096, 0x10, 0x20);
@@ -75,7 +75,7 @@ class FlowControlTest {
                 assertArrayEquals(data, got, "QP " + i);
             }
             assertEquals(0, p.a.counters().retransmits, "64 x 128 PSNs would be 8192 datagrams against a buffer of about 900: " + p.a.counters());
-            assertEquals(0, p.a.transport().call(() -> p.a.transport().inFlight), "everything acknowledged: nothing counted in flight");
+            assertEquals(0, p.a.transport().call(() -> p.a.transport().flow.inFlight), "everything acknowledged: nothing counted in flight");
         }
     }
 

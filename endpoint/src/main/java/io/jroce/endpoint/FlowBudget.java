@@ -1,0 +1,79 @@
+package io.jroce.endpoint;
+
+import java.util.ArrayDeque;
+
+/**
+ * Flow control for one transport (one event loop and its socket): what its RC QPs may keep in flight against the
+ * socket's receive buffer. IBA has no receive window, but a jroce peer receives through a UDP socket buffer the kernel
+ * caps, and past it the kernel drops at full speed, each drop costing a Go-Back-N pass or a timeout: 256 QPs of 128
+ * PSNs are 32768 datagrams against a buffer of about 3600 at MTU 1024. A peer on a machine like ours has the same
+ * buffer, so the budget is counted against our own. rdma_rxe and NICs receive without a socket buffer; for them this
+ * only spreads a busy device's sending over its QPs, and with one busy QP and the default 4 MiB buffer it is above
+ * the 128-PSN window at every MTU. Event loop only.
+ */
+final class FlowBudget {
+    /** The smallest window flow control leaves a QP, however small the receive buffer. */
+    static final int MIN_WINDOW = 4;
+
+    private final int receiveBufferBytes;
+    private final int deviceWindow;
+    /** Packets the QPs have in flight, the sum of their {@link QueuePair#flowHeld}. */
+    int inFlight;
+    /** QPs that stopped for the budget: run again when acknowledgements free some (one entry per QP). */
+    private final ArrayDeque<QueuePair> waiters = new ArrayDeque<>();
+
+    FlowBudget(int receiveBufferBytes, int deviceWindow) {
+        this.receiveBufferBytes = receiveBufferBytes;
+        this.deviceWindow = deviceWindow;
+    }
+
+    /**
+     * How many datagrams of path MTU {@code mtu} the QPs together may keep in flight: three quarters of what the
+     * receive buffer holds, counted in the kernel's memory per datagram (the packet in a power-of-two allocation with
+     * the skb's shared info, plus the sk_buff: about 8.4 KB for MTU 4096, 2.3 KB for 1024). The last quarter is
+     * headroom for the packet each waiting QP may still send ({@link #allows}) and for the requests,
+     * acknowledgements and READ responses that share the buffer.
+     */
+    int capacity(int mtu) {
+        int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
+        return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / perPacket);
+    }
+
+    /** The PSNs one QP of path MTU {@code mtu} may keep unacknowledged: the device window within the capacity. */
+    int windowFor(int mtu) {
+        return Math.min(deviceWindow, capacity(mtu));
+    }
+
+    /**
+     * Whether {@code qp} may send one more new packet: while the QPs together have fewer than {@link #capacity}
+     * packets in flight, or when {@code qp} itself has none (so every QP makes progress; one that stops with packets in
+     * flight has made sure the last of them asks for an acknowledgement).
+     */
+    boolean allows(QueuePair qp) {
+        return qp.flowHeld == 0 || inFlight < capacity(qp.mtu);
+    }
+
+    /** Whether one more packet of path MTU {@code mtu} fills the budget (that packet asks for an acknowledgement). */
+    boolean fillsWithNext(int mtu) {
+        return inFlight + 1 >= capacity(mtu);
+    }
+
+    /** {@code qp} stopped for the budget. */
+    void await(QueuePair qp) {
+        if (!qp.flowWaiting) {
+            qp.flowWaiting = true;
+            waiters.add(qp);
+        }
+    }
+
+    /** Lets the QPs that waited send again, oldest first, while the budget has room. */
+    void runWaiters() {
+        for (int n = waiters.size(); n > 0 && !waiters.isEmpty(); n--) {
+            QueuePair qp = waiters.peekFirst();
+            if (inFlight >= capacity(qp.mtu)) return;
+            waiters.pollFirst();
+            qp.flowWaiting = false;
+            qp.requester.run();
+        }
+    }
+}
