@@ -48,7 +48,9 @@ public final class Device implements AutoCloseable {
             if (config.warmUp) {
                 long t0 = System.nanoTime();
                 int completions = Warmup.run(this);
-                if (completions < Warmup.COMPLETIONS) awaitQuietAfterWarmup();
+                // a warm-up cut short leaves its packets on their way; one that completed can too: a tail-loss probe or
+                // a retransmission that fired while the machine was busy is answered after the last completion
+                awaitQuietAfterWarmup(completions < Warmup.COMPLETIONS ? QUIET_NANOS : QUIET_AFTER_FULL_NANOS);
                 if (log.isDebugEnabled()) {
                     log.debug("device {}: warm-up {} of {} completions in {} us", config.address.getHostAddress(), completions,
                             Warmup.COMPLETIONS, (System.nanoTime() - t0) / 1000);
@@ -69,9 +71,9 @@ public final class Device implements AutoCloseable {
      * A warm-up that ran out of time (a busy machine) leaves packets of its QPs on their way: in the socket's
      * queue, or behind other work on the event loop. Were they read after the device went live, they would
      * count as drops (unknown QP) of the live device, or reach a new QP that was given the same number. So
-     * wait until no datagram has arrived for {@link #QUIET_NANOS}, at most {@link #QUIET_MAX_NANOS}.
+     * wait until no datagram has arrived for {@code quietNanos}, at most {@link #QUIET_MAX_NANOS}.
      */
-    private void awaitQuietAfterWarmup() {
+    private void awaitQuietAfterWarmup(long quietNanos) {
         long start = System.nanoTime();
         long seen = -1;
         long quietSince = start;
@@ -81,7 +83,7 @@ public final class Device implements AutoCloseable {
             if (in != seen) {
                 seen = in;
                 quietSince = now;
-            } else if (now - quietSince >= QUIET_NANOS) {
+            } else if (now - quietSince >= quietNanos) {
                 return;
             }
             if (now - start >= QUIET_MAX_NANOS) {
@@ -89,11 +91,13 @@ public final class Device implements AutoCloseable {
                         QUIET_MAX_NANOS / 1_000_000);
                 return;
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(QUIET_NANOS / 5);
+            java.util.concurrent.locks.LockSupport.parkNanos(quietNanos / 5);
         }
     }
 
     private static final long QUIET_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50);
+    /** After a complete warm-up only a duplicate answered late can still come: a short quiet is enough. */
+    private static final long QUIET_AFTER_FULL_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5);
     private static final long QUIET_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
     /** Opens a device on {@code address}:4791. */

@@ -159,6 +159,11 @@ final class Responder {
 
     /** Executes the request with the expected PSN. */
     private void execute(RocePacket p, int psn) {
+        // responses leave in PSN order, and a request acts on memory as every earlier one left it: the responses of a
+        // READ still streaming (it is answered a bounded number of packets per event-loop pass) go out before a later
+        // request is executed or acknowledged, as rdma_rxe answers a READ whole before it takes the next request
+        // (rxe_resp.c read_reply). Otherwise a WRITE behind a long READ could change bytes the READ has yet to send.
+        if (pumpScheduled || oldestStreaming() != null) finishReadStreams();
         Opcode op = p.opcode();
         Operation kind = op.operation();
         // opcode sequence (IBA 9.7.5.1.4): a MIDDLE/LAST needs its FIRST, a new message may not interrupt one
@@ -397,6 +402,13 @@ final class Responder {
             tx.execute(this::pumpReads);
         }
         tx.flushLater(); // responses written outside a receive pass need their own flush
+    }
+
+    /** Sends every response of the READs still streaming, in PSN order. */
+    private void finishReadStreams() {
+        ResponderResource r;
+        while ((r = oldestStreaming()) != null) sendReadResponse(r);
+        tx.flushLater();
     }
 
     private ResponderResource oldestStreaming() {
