@@ -16,8 +16,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -78,24 +76,11 @@ class AckCoalescingTest {
      * once A's loop has flushed the packets (a barrier after A counted them all out).
      */
     private void postWhileResponderHeld(Pair.Conn c, SendWorkRequest wr, int packets) throws InterruptedException {
-        CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        p.b.transport().execute(() -> {
-            held.countDown();
-            try {
-                release.await(20, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        try {
-            assertTrue(held.await(10, TimeUnit.SECONDS), "B's event loop took the holding task");
+        Pair.whileLoopHeld(p.b, () -> {
             c.qpA.postSend(wr);
             Pair.until(packets + " requests out of A", () -> c.qpA.counters().packetsOut >= packets);
             Pair.barrier(p.a); // A's flush, queued by its doorbell before this barrier, has run: the datagrams are sent
-        } finally {
-            release.countDown();
-        }
+        });
     }
 
     private static void assertInOrder(List<WorkCompletion> wcs, int n) {

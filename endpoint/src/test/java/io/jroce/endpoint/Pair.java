@@ -136,6 +136,29 @@ final class Pair implements AutoCloseable {
     }
 
     /**
+     * Holds {@code d}'s event loop with a task, runs {@code send} (which must put its datagrams on the wire before it
+     * returns), then lets the loop go: {@code d} reads what was sent in one burst.
+     */
+    static void whileLoopHeld(Device d, Runnable send) throws InterruptedException {
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        d.transport().execute(() -> {
+            held.countDown();
+            try {
+                release.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            assertTrue(held.await(10, TimeUnit.SECONDS), "the event loop took the holding task");
+            send.run();
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /**
      * Returns once every task already queued on the device's event loop has run: a completion the loop
      * produced before this call is then visible, and so is any CQ event it raised.
      */

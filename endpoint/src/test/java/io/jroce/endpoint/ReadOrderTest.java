@@ -4,8 +4,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,24 +38,11 @@ class ReadOrderTest {
                 new SendWorkRequest(1, WrOpcode.RDMA_READ, Sge.of(readInto)).remote(remote.address(), remote.rkey()).signaled(),
                 new SendWorkRequest(2, WrOpcode.RDMA_WRITE, Sge.of(newBytes)).remote(remote.address(), remote.rkey()).signaled()});
         // hold B's event loop until A has sent the READ request and the WRITE: B reads them in one burst
-        CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        p.b.transport().execute(() -> {
-            held.countDown();
-            try {
-                release.await(20, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        try {
-            assertTrue(held.await(10, TimeUnit.SECONDS), "B's event loop took the holding task");
+        Pair.whileLoopHeld(p.b, () -> {
             c.qpA.postSend(chain);
             Pair.until("the READ request and the 64 WRITE packets out of A", () -> c.qpA.counters().packetsOut >= 65);
             Pair.barrier(p.a);
-        } finally {
-            release.countDown();
-        }
+        });
         List<WorkCompletion> wcs = Pair.await(c.cqA, 2, 20_000);
         assertEquals(1, wcs.get(0).wrId(), "the READ completes first: " + wcs);
         assertEquals(WcStatus.SUCCESS, wcs.get(0).status(), wcs.toString());
