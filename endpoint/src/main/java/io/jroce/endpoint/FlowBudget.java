@@ -22,9 +22,13 @@ final class FlowBudget {
     /** QPs that stopped for the budget: run again when acknowledgements free some (one entry per QP). */
     private final ArrayDeque<QueuePair> waiters = new ArrayDeque<>();
 
+    /** {@link #capacity} per path MTU 256, 512, 1024, 2048, 4096, computed once: it is read for every packet sent. */
+    private final int[] capacityByMtu = new int[5];
+
     FlowBudget(int receiveBufferBytes, int deviceWindow) {
         this.receiveBufferBytes = receiveBufferBytes;
         this.deviceWindow = deviceWindow;
+        for (int i = 0; i < capacityByMtu.length; i++) capacityByMtu[i] = computeCapacity(256 << i);
     }
 
     /**
@@ -35,6 +39,11 @@ final class FlowBudget {
      * acknowledgements and READ responses that share the buffer.
      */
     int capacity(int mtu) {
+        int i = Integer.numberOfTrailingZeros(mtu) - 8;
+        return Integer.bitCount(mtu) == 1 && i >= 0 && i < capacityByMtu.length ? capacityByMtu[i] : computeCapacity(mtu);
+    }
+
+    private int computeCapacity(int mtu) {
         int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
         return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / perPacket);
     }
