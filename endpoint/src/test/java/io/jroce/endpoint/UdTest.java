@@ -445,7 +445,7 @@ class UdTest {
         assertEquals(qpnA, Long.decode(fld[4]), out);
         assertTrue(fld[5].startsWith("01020304"), "immediate data: " + out);
         assertEquals("", fld[6], "malformed: " + out);
-        // no expert info, save one: Wireshark's UDP dissector calls a datagram whose source port lies in 33434-33464
+        // no expert info, save one: Wireshark's UDP dissector calls a datagram whose source port lies in 33434-33534
         // "Possible traceroute" (a Chat item about the port, not the bytes), and the source port here is ephemeral
         for (String message : fld[8].isEmpty() ? new String[0] : fld[8].split(",")) {
             assertTrue(message.startsWith("Possible traceroute") && aPort >= 33434 && aPort <= 33534,
