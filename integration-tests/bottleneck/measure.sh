@@ -75,7 +75,7 @@ for tp in $TAIL_PROBES; do
         if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
         cap=$((LOSS_SECS + CAP))
         timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
-            --timeout 60 --tail-probe "$tp" --json --jroce-extensions "$EXT" "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
+            --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
         spid=$!
         timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" \
             --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"

@@ -192,7 +192,7 @@ final class Completer {
         }
         int acked = Psn.distance(before, unackedPsn);
         if (acked > 0 && acked < (1 << 23)) {
-            qp.flowRelease(acked);
+            qp.flowRelease(sack == null ? acked : Math.max(0, acked - sack.takeCleared())); // SACKed PSNs were released then
             if (cc != null) cc.onAcked(acked, tx.clock().nanoTime(), srttNanos);
         }
         if (cc != null) ccCounters();
@@ -475,11 +475,22 @@ final class Completer {
      * cumulative acknowledgement as far as it goes: not past an unanswered READ). Enters recovery if not in it, then resends each PSN below the highest SACKed
      * one that was neither SACKed nor resent earlier in this recovery.
      */
-    private void onSack(int expected, int sackedPsn) {
+    private void onSack(int expected, int msn) {
         qp.counters.sacksReceived++;
         SackScoreboard sb = sack;
         sb.advance(unackedPsn);
-        if (Psn.compare(sackedPsn, qp.requester.sqPsn) >= 0 || !sb.mark(sackedPsn)) return; // stale or out of range
+        int first = Psn.add(expected, JroceExtensions.sackOffset(msn));
+        int count = JroceExtensions.sackCount(msn);
+        int sackedPsn = Psn.add(first, count - 1);
+        if (JroceExtensions.sackOffset(msn) == 0 || count == 0 || Psn.compare(sackedPsn, qp.requester.sqPsn) >= 0
+                || !sb.inWindow(sackedPsn)) {
+            return; // malformed, stale or out of range
+        }
+        if (!sb.inWindow(first)) { // partly acknowledged since (a SACK overtaken by an ACK): the rest still counts
+            first = Psn.next(unackedPsn);
+            count = Psn.distance(first, sackedPsn) + 1;
+        }
+        qp.flowRelease(sb.mark(first, count)); // held by the responder, no longer in its socket buffer
         if (!sb.inRecovery) {
             sb.inRecovery = true;
             sb.recoveryPsn = qp.requester.sqPsn;
@@ -493,6 +504,7 @@ final class Completer {
         // the resend was lost as well (RACK's reasoning), so the holes are resent again now, not after a timeout
         if (sb.holeResent && sb.hole == unackedPsn && Psn.compare(sackedPsn, sb.holeMark) > 0) {
             sb.holeResent = false;
+            sb.setResent(unackedPsn, false);
             sb.rtxNext = unackedPsn;
             qp.counters.lostRetransmits++;
         }
@@ -501,13 +513,15 @@ final class Completer {
     }
 
     /**
-     * Resends the holes in [rtxNext, end): PSNs not SACKed (and not resent yet in this recovery). After a timeout
-     * an unfinished READ or atomic is asked again even if its request was SACKed: its response may be what was lost.
+     * Resends the holes in [rtxNext, end): PSNs not SACKed and not resent already (unless found lost again). After
+     * a timeout every hole is resent, and an unfinished READ or atomic is asked again even if its request was
+     * SACKed: its response may be what was lost.
      */
     private void resendHoles(int end, boolean afterTimeout) {
         SackScoreboard sb = sack;
         int p = Psn.compare(sb.rtxNext, unackedPsn) < 0 ? unackedPsn : sb.rtxNext;
-        if (p == unackedPsn && Psn.compare(p, end) < 0) {
+        if (p == unackedPsn && Psn.compare(p, end) < 0 && (afterTimeout || !sb.isResent(p))) {
+            // the oldest hole is resent now: a SACK of anything sent after this moment says the resend was lost
             sb.hole = p;
             sb.holeMark = qp.requester.highestSent;
             sb.holeResent = true;

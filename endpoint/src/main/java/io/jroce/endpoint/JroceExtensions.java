@@ -14,10 +14,14 @@ public final class JroceExtensions {
     /**
      * Selective retransmission (IRN-style). The responder keeps requests that arrive past a gap (up to
      * {@link #OOO_WINDOW} PSNs) and executes them in PSN order once the gap is filled, so SEND, WRITE, READ and
-     * atomics keep every in-order verbs rule. For each such packet it answers with a standard PSN-sequence-error
-     * NAK whose BTH PSN is the expected PSN (as IBA says) and whose AETH MSN field carries the PSN of the packet
-     * that arrived out of order (a one-entry SACK, as IRN's NACK). The requester resends only the PSNs below the
-     * highest SACKed one that were not SACKed, each once per recovery, instead of going back N.
+     * atomics keep every in-order verbs rule. It reports what it holds with a standard PSN-sequence-error NAK
+     * whose BTH PSN is the expected PSN (as IBA says) and whose 24-bit AETH MSN field carries a SACK block: the
+     * run of PSNs it holds that contains the packets of this receive burst, as its offset from the expected PSN
+     * (high 12 bits) and its length (low 12 bits, {@link #sackMsn}). One SACK per run per receive burst, not one per
+     * packet; each repeats the whole run, so a lost SACK is made good by the next. The requester resends only the
+     * PSNs below the highest SACKed one that were not SACKed, each once per recovery, instead of going back N,
+     * and counts SACKed PSNs as no longer in flight, so its window runs past a hole (IRN's BDP cap counts packets
+     * in flight) as far as the responder's store reaches.
      */
     public static final int SELECTIVE_REPEAT = 1;
     /**
@@ -28,7 +32,22 @@ public final class JroceExtensions {
     /** Every extension this release implements. */
     public static final int ALL = SELECTIVE_REPEAT | CONGESTION_CONTROL;
     /** PSNs past the expected one a selective-repeat responder keeps; later packets are dropped and counted. */
-    public static final int OOO_WINDOW = 256;
+    public static final int OOO_WINDOW = 1024;
+
+    /** The AETH MSN of a SACK block of {@code count} PSNs starting {@code offset} past the expected PSN (1..4095 each). */
+    static int sackMsn(int offset, int count) {
+        return offset << 12 | count;
+    }
+
+    /** The SACK block's first PSN, as an offset from the NAK's expected PSN (0 is malformed). */
+    static int sackOffset(int msn) {
+        return (msn >>> 12) & 0xFFF;
+    }
+
+    /** The SACK block's length in PSNs (0 is malformed). */
+    static int sackCount(int msn) {
+        return msn & 0xFFF;
+    }
 
     private JroceExtensions() {
     }

@@ -509,6 +509,7 @@ public final class QueuePair {
         flowRelease(flowHeld);
         state = QpState.RESET;
         responder.dropPendingAck(); // none is sent for a QP that is reset or destroyed
+        responder.releaseStore();
         // RESET discards every WQE without completions (IBA 10.3.1)
         sq.discardAll();
         rq.discardAll();

@@ -7,21 +7,30 @@ import io.netty.buffer.ByteBuf;
  * The selective-repeat responder's store of requests that arrived past a gap: one slot per PSN in
  * (ePSN, ePSN + capacity), holding a copy of the whole datagram, so the packet can be executed later exactly
  * as if it had just arrived. Bounded: a packet further ahead than the window is refused (the caller drops and
- * counts it). Slots are byte arrays reused across gaps; nothing is reference counted.
+ * counts it), and so is one that would take the bytes the transport's stores retain together past
+ * {@link Transport#REORDER_RETAINED_MAX}. Slots are byte arrays reused across gaps until {@link #release};
+ * nothing is reference counted.
  */
 final class ReorderBuffer {
+    /** {@link #put}: stored, already held, refused for want of room. */
+    static final int STORED = 1;
+    static final int HELD_ALREADY = 0;
+    static final int NO_ROOM = -1;
+
+    private final Transport tx;
     private final int capacity;
     private final byte[][] data;
     private final int[] length;
-    private final boolean[] present;
+    private final PsnBitRing present;
     private int count;
 
-    ReorderBuffer(int capacity) {
+    ReorderBuffer(int capacity, Transport tx) {
         if (Integer.bitCount(capacity) != 1) throw new IllegalArgumentException("capacity must be a power of two");
+        this.tx = tx;
         this.capacity = capacity;
         data = new byte[capacity][];
         length = new int[capacity];
-        present = new boolean[capacity];
+        present = new PsnBitRing(capacity);
     }
 
     /** True if {@code psn} lies inside the window that starts after {@code ePsn}. */
@@ -30,28 +39,43 @@ final class ReorderBuffer {
     }
 
     boolean has(int psn) {
-        return count > 0 && present[psn & (capacity - 1)];
+        return count > 0 && present.get(psn);
     }
 
-    /** Keeps a copy of {@code len} bytes at {@code off}; false if the PSN was already held. */
-    boolean put(int psn, ByteBuf buf, int off, int len) {
+    /** Keeps a copy of {@code len} bytes at {@code off}: {@link #STORED}, {@link #HELD_ALREADY} or {@link #NO_ROOM}. */
+    int put(int psn, ByteBuf buf, int off, int len) {
         int i = psn & (capacity - 1);
-        if (present[i]) return false;
+        if (present.get(psn)) return HELD_ALREADY;
         byte[] d = data[i];
-        if (d == null || d.length < len) d = data[i] = new byte[Math.max(len, 1088)];
+        if (d == null || d.length < len) {
+            int size = Math.max(len, 1088);
+            int grows = size - (d == null ? 0 : d.length);
+            if (tx.reorderRetained + grows > Transport.REORDER_RETAINED_MAX) return NO_ROOM;
+            tx.reorderRetained += grows;
+            d = data[i] = new byte[size];
+        }
         buf.getBytes(off, d, 0, len);
         length[i] = len;
-        present[i] = true;
+        present.set(psn, true);
         count++;
-        return true;
+        return STORED;
     }
 
     /** The bytes held for {@code psn} (valid until the slot is reused); removes the entry. */
     byte[] take(int psn) {
-        int i = psn & (capacity - 1);
-        present[i] = false;
+        present.set(psn, false);
         count--;
-        return data[i];
+        return data[psn & (capacity - 1)];
+    }
+
+    /** The first PSN of the run of held PSNs that ends at {@code psn} (held), after {@code ePsn}. */
+    int runStart(int ePsn, int psn) {
+        return present.runStart(psn, Psn.next(ePsn));
+    }
+
+    /** The last PSN of the run of held PSNs that starts at {@code psn} (held), inside the window after {@code ePsn}. */
+    int runEnd(int ePsn, int psn) {
+        return present.runEnd(psn, Psn.add(ePsn, capacity - 1));
     }
 
     int length(int psn) {
@@ -63,7 +87,18 @@ final class ReorderBuffer {
     }
 
     void clear() {
-        java.util.Arrays.fill(present, false);
+        present.clear();
         count = 0;
+    }
+
+    /** Empties the store and gives its slots' bytes back to the transport's budget. */
+    void release() {
+        clear();
+        for (int i = 0; i < capacity; i++) {
+            if (data[i] != null) {
+                tx.reorderRetained -= data[i].length;
+                data[i] = null;
+            }
+        }
     }
 }

@@ -124,7 +124,20 @@ final class Requester {
 
     /** True when {@code psn} lies a window or more past the oldest unacknowledged PSN (resends never wait). */
     private boolean windowFull(Completer comp, int psn) {
-        return Psn.compare(psn, Psn.add(comp.unackedPsn, windowLimit())) >= 0 && comp.hasOutstanding();
+        return comp.hasOutstanding() && pastWindow(comp, psn);
+    }
+
+    /**
+     * Whether sending {@code psn} would leave a window of PSNs in flight. Under selective repeat the PSNs the
+     * responder SACKed are held there, not in flight (IRN's BDP cap counts packets in flight), so the window runs
+     * past a hole, as far as the responder's store reaches from it.
+     */
+    private boolean pastWindow(Completer comp, int psn) {
+        int span = Psn.distance(comp.unackedPsn, psn);
+        if (span >= (1 << 23)) return false; // behind the oldest unacknowledged PSN: a resend
+        SackScoreboard sb = comp.sack;
+        if (sb == null) return span >= windowLimit();
+        return span - sb.sackedCount >= windowLimit() || span >= SackScoreboard.SIZE - 1;
     }
 
     /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
@@ -228,7 +241,7 @@ final class Requester {
         }
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
-        boolean windowEdge = Psn.compare(Psn.next(psn), Psn.add(qp.completer.unackedPsn, windowLimit())) >= 0
+        boolean windowEdge = pastWindow(qp.completer, Psn.next(psn))
                 || pkt >= w.sentHigh && tx.flow.fillsWithNext(mtu); // the packet that fills the device's budget
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         lastAskedAck = ackReq;
@@ -302,7 +315,8 @@ final class Requester {
      * Selective repeat: resends the one packet with {@code psn} (with AckReq, so the responder acknowledges as soon
      * as the gap it fills is closed), or, when {@code psn} belongs to a READ or atomic, its request (a READ from
      * its first missing response). Only what was transmitted before is resent, and nothing {@code sacked} holds
-     * (a READ/atomic request the responder holds is asked again only {@code afterTimeout}). Returns the PSN to look at next:
+     * (a READ/atomic request the responder holds is asked again only {@code afterTimeout}), nor, unless
+     * {@code afterTimeout}, what was resent already and not found lost again. Returns the PSN to look at next:
      * {@code psn + 1}, or the PSN after the READ/atomic's range.
      */
     int resendOne(int psn, SackScoreboard sacked, boolean afterTimeout) {
@@ -312,7 +326,9 @@ final class Requester {
             if (Psn.compare(psn, w.firstPsn) < 0 || Psn.compare(psn, w.lastPsn) > 0) continue;
             if (w.opcode.isReadOrAtomic()) {
                 boolean arrived = sacked != null && sacked.isSacked(w.firstPsn);
-                if (w.nextPkt > 0 && !w.done && (afterTimeout || !arrived)) {
+                boolean again = sacked != null && !afterTimeout && sacked.isResent(psn);
+                if (w.nextPkt > 0 && !w.done && (afterTimeout || !arrived) && !again) {
+                    if (sacked != null) sacked.setResent(psn, true);
                     qp.completer.packetSent();
                     if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                     else sendAtomic(w);
@@ -321,7 +337,8 @@ final class Requester {
                 return Psn.next(w.lastPsn);
             }
             int pkt = Psn.distance(w.firstPsn, psn);
-            if (pkt < w.sentHigh && (sacked == null || !sacked.isSacked(psn))) {
+            if (pkt < w.sentHigh && (sacked == null || !sacked.isSacked(psn) && (afterTimeout || !sacked.isResent(psn)))) {
+                if (sacked != null) sacked.setResent(psn, true);
                 qp.completer.packetSent();
                 sendDataPacket(w, pkt, psn, true);
                 qp.counters.selectiveRetransmits++;

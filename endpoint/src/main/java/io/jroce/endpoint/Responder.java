@@ -49,6 +49,15 @@ final class Responder {
     private int ackMsn;
     /** On the transport's list of responders with a pending ACK (once per flush, however many ACKs it folded). */
     boolean ackListed;
+    /**
+     * Selective repeat: the runs of held PSNs that requests of the current receive burst landed in, each owed one
+     * SACK at the next flush (a new run once these are full sends the owed ones first). Bounded by
+     * {@link #MAX_SACK_RUNS}.
+     */
+    private static final int MAX_SACK_RUNS = 4;
+    private final int[] sackLo = new int[MAX_SACK_RUNS];
+    private final int[] sackHi = new int[MAX_SACK_RUNS];
+    private int sackRuns;
 
     Responder(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -59,6 +68,7 @@ final class Responder {
         ePsn = rqPsn;
         msn = 0;
         ackPending = false;
+        sackRuns = 0;
         seqNakSent = false;
         inProgress = null;
         writeMr = null;
@@ -67,10 +77,10 @@ final class Responder {
         for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
         nextResource = 0;
         if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
-            if (reorder == null) reorder = new ReorderBuffer(JroceExtensions.OOO_WINDOW);
+            if (reorder == null) reorder = new ReorderBuffer(JroceExtensions.OOO_WINDOW, tx);
             reorder.clear();
         } else {
-            reorder = null;
+            releaseStore();
         }
     }
 
@@ -116,16 +126,87 @@ final class Responder {
             qp.counters.oooDropped++;
             return;
         }
-        if (reorder.put(psn, p.buffer(), p.offset(), p.length())) {
+        int put = reorder.put(psn, p.buffer(), p.offset(), p.length());
+        if (put == ReorderBuffer.NO_ROOM) {
+            qp.counters.oooDropped++; // the transport's stores are full: dropped like a packet past the window
+            return;
+        }
+        if (put == ReorderBuffer.STORED) {
             qp.counters.outOfOrder++;
         } else {
-            qp.counters.duplicatesSeen++; // resent although held: SACK it again, the first SACK was lost
+            qp.counters.duplicatesSeen++; // resent although held: SACK it again, the SACK was lost
         }
+        oweSack(psn);
+    }
+
+    /** Notes that the run holding {@code psn} is owed a SACK at the next flush. */
+    private void oweSack(int psn) {
+        for (int i = 0; i < sackRuns; i++) {
+            if (psn == Psn.next(sackHi[i])) {
+                sackHi[i] = psn; // the usual case: the run grows at its top
+                return;
+            }
+            if (Psn.compare(psn, Psn.add(sackLo[i], -1)) >= 0 && Psn.compare(psn, sackHi[i]) <= 0) {
+                if (Psn.compare(psn, sackLo[i]) < 0) sackLo[i] = psn;
+                return;
+            }
+        }
+        if (sackRuns == MAX_SACK_RUNS) emitPendingAck();
+        sackLo[sackRuns] = psn;
+        sackHi[sackRuns] = psn;
+        sackRuns++;
+        tx.ackPending(this);
+    }
+
+    /**
+     * Sends the owed SACKs: for each run noted this burst, the whole run of PSNs held around it now (it may have
+     * grown, merged with a neighbour, or been executed in part), as one NAK (PSN sequence error) for ePSN with the
+     * SACK block in the MSN field ({@link JroceExtensions#SELECTIVE_REPEAT}).
+     */
+    private void emitSacks() {
+        int n = sackRuns;
+        sackRuns = 0;
+        sackSentLo = -1;
+        sackSentHi = -1;
+        for (int i = 0; i < n; i++) {
+            int lo = sackLo[i];
+            int hi = sackHi[i];
+            if (Psn.compare(hi, ePsn) <= 0) continue; // executed since: the cumulative ACK covers it
+            if (Psn.compare(lo, ePsn) <= 0) lo = Psn.next(ePsn);
+            while (Psn.compare(lo, hi) <= 0 && !reorder.has(lo)) lo = Psn.next(lo);
+            if (Psn.compare(lo, hi) > 0) continue;
+            lo = reorder.runStart(ePsn, lo);
+            hi = reorder.runEnd(ePsn, hi);
+            sendSack(lo, hi);
+            // and the run just below, once more: if the SACK that last reported its top was lost, the requester
+            // would otherwise take the packets it did not hear of for lost and resend them
+            int below = Psn.add(lo, -2);
+            for (int k = 0; k < SACK_GAP_SCAN && Psn.compare(below, ePsn) > 0; k++, below = Psn.add(below, -1)) {
+                if (reorder.has(below)) {
+                    sendSack(reorder.runStart(ePsn, below), below);
+                    break;
+                }
+            }
+        }
+    }
+
+    /** How far below a run {@link #emitSacks} looks for the run before it (past a hole of lost packets). */
+    private static final int SACK_GAP_SCAN = 64;
+    /** The block {@link #emitSacks} sent last in this flush (not sent twice). */
+    private int sackSentLo;
+    private int sackSentHi;
+
+    private void sendSack(int lo, int hi) {
+        if (lo == sackSentLo && hi == sackSentHi) return;
+        int offset = Psn.distance(ePsn, lo);
+        int count = Math.min(Psn.distance(lo, hi) + 1, 4095);
+        if (offset > 4095) return; // beyond what a block can name (the store is smaller than this)
+        sackSentLo = lo;
+        sackSentHi = hi;
         qp.counters.sacksSent++;
-        emitPendingAck();
         Opcode op = Opcode.RC_ACKNOWLEDGE;
         ByteBuf b = tx.startPacket(qp, op, 0, false, false, ePsn);
-        tx.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), psn);
+        tx.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), JroceExtensions.sackMsn(offset, count));
         tx.finishPacket(qp, b);
     }
 
@@ -583,15 +664,24 @@ final class Responder {
 
     /** Sends the pending coalesced ACK, if any. Called before every other packet of this responder and at each flush. */
     void emitPendingAck() {
-        if (!ackPending) return;
-        ackPending = false;
-        qp.counters.acksSent++;
-        writeAck(Aeth.ACK_UNLIMITED, ackPsn, ackMsn);
+        if (ackPending) {
+            ackPending = false;
+            qp.counters.acksSent++;
+            writeAck(Aeth.ACK_UNLIMITED, ackPsn, ackMsn);
+        }
+        if (sackRuns > 0) emitSacks();
     }
 
-    /** Forgets the pending ACK: the QP is reset or destroyed, so nothing is sent for it. */
+    /** Forgets the pending ACK and SACKs: the QP is reset or destroyed, so nothing is sent for it. */
     void dropPendingAck() {
         ackPending = false;
+        sackRuns = 0;
+    }
+
+    /** Gives the selective-repeat store's memory back (the QP is reset or destroyed). */
+    void releaseStore() {
+        if (reorder != null) reorder.release();
+        reorder = null;
     }
 
     /**

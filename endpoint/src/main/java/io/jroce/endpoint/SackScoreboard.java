@@ -11,16 +11,22 @@ import io.jroce.wire.Psn;
  */
 final class SackScoreboard {
     static final int SIZE = JroceExtensions.OOO_WINDOW;
-    private final boolean[] sacked = new boolean[SIZE];
+    private final PsnBitRing sacked = new PsnBitRing(SIZE);
+    /** PSNs resent since they were last sent (a PSN is resent again only after a timeout or when found lost again). */
+    private final PsnBitRing resent = new PsnBitRing(SIZE);
     /** Oldest PSN the bits describe (the completer's unacknowledged PSN). */
     private int base;
     /** Highest SACKed PSN, valid while {@link #any}. */
     int highSack;
     boolean any;
+    /** PSNs SACKed and not yet cumulatively acknowledged: no longer in flight (they wait in the responder's store). */
+    int sackedCount;
+    /** SACKed PSNs that {@link #advance} has cleared since {@link #takeCleared} last read it. */
+    private int cleared;
     boolean inRecovery;
     /** The requester's next new PSN when recovery began. */
     int recoveryPsn;
-    /** Holes below this PSN were already resent in this recovery. */
+    /** Holes below this PSN were looked at already in this recovery. */
     int rtxNext;
     /** The oldest hole was resent when the highest PSN sent was {@code holeMark}; a SACK above it means that resend was lost. */
     boolean holeResent;
@@ -28,9 +34,12 @@ final class SackScoreboard {
     int holeMark;
 
     void reset(int psn) {
-        java.util.Arrays.fill(sacked, false);
+        sacked.clear();
+        resent.clear();
         base = psn;
         any = false;
+        sackedCount = 0;
+        cleared = 0;
         inRecovery = false;
         rtxNext = psn;
         holeResent = false;
@@ -40,10 +49,11 @@ final class SackScoreboard {
     void advance(int unacked) {
         int n = Psn.distance(base, unacked);
         if (n >= (1 << 23)) return; // older than base: nothing to do
-        if (n >= SIZE) {
-            java.util.Arrays.fill(sacked, false);
-        } else {
-            for (int i = 0; i < n; i++) sacked[(base + i) & (SIZE - 1)] = false;
+        if (n > 0) {
+            int was = sacked.clearRange(base, n);
+            sackedCount -= was;
+            cleared += was;
+            resent.clearRange(base, n);
         }
         base = unacked;
         if (any && Psn.compare(highSack, unacked) < 0) any = false;
@@ -51,18 +61,42 @@ final class SackScoreboard {
         if (inRecovery && Psn.compare(unacked, recoveryPsn) >= 0) inRecovery = false;
     }
 
-    /** Records a SACK of {@code psn}; false if it lies outside the window. */
-    boolean mark(int psn) {
-        int d = Psn.distance(base, psn);
-        if (d == 0 || d >= SIZE) return false;
-        sacked[psn & (SIZE - 1)] = true;
-        if (!any || Psn.compare(psn, highSack) > 0) highSack = psn;
+    /**
+     * Records a SACK of the {@code count} PSNs from {@code first} (all inside the window, past its base); returns how
+     * many of them were not SACKed before.
+     */
+    int mark(int first, int count) {
+        int last = Psn.add(first, count - 1);
+        if (!any || Psn.compare(last, highSack) > 0) highSack = last;
         any = true;
-        return true;
+        int fresh = sacked.setRange(first, count);
+        sackedCount += fresh;
+        return fresh;
+    }
+
+    /** Whether {@code psn} lies past the base and inside the window. */
+    boolean inWindow(int psn) {
+        int d = Psn.distance(base, psn);
+        return d > 0 && d < SIZE;
+    }
+
+    /** How many SACKed PSNs the cumulative acknowledgement has passed since the last call. */
+    int takeCleared() {
+        int c = cleared;
+        cleared = 0;
+        return c;
+    }
+
+    boolean isResent(int psn) {
+        return Psn.distance(base, psn) < SIZE && resent.get(psn);
+    }
+
+    /** {@code psn} was resent now (or, {@code false}, is to be resent again). */
+    void setResent(int psn, boolean v) {
+        if (Psn.distance(base, psn) < SIZE) resent.set(psn, v);
     }
 
     boolean isSacked(int psn) {
-        int d = Psn.distance(base, psn);
-        return d < SIZE && sacked[psn & (SIZE - 1)];
+        return Psn.distance(base, psn) < SIZE && sacked.get(psn);
     }
 }

@@ -386,6 +386,14 @@ final class Transport {
     KeyTable keys() { return device.keys(); }
     int maxUnackedPsns() { return config.maxUnackedPsns; }
 
+    /**
+     * The most the selective-repeat stores of this transport's QPs retain together ({@link ReorderBuffer}): a
+     * peer cannot make them grow past it, however many QPs it opens; a packet that would is dropped and counted.
+     */
+    static final long REORDER_RETAINED_MAX = 64L << 20;
+    /** Bytes the stores retain now (event loop only). */
+    long reorderRetained;
+
     /** The receive buffer the kernel granted, in bytes (what SO_RCVBUF reads back). */
     int receiveBufferBytes() { return receiveBufferBytes; }
 

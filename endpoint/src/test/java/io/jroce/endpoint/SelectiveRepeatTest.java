@@ -54,7 +54,9 @@ class SelectiveRepeatTest {
             // a tail-loss probe (on by itself between selective-repeat peers) may resend the oldest unacknowledged
             // packet once more if the machine stalls; nothing else is ever resent
             assertEquals(64 + 1 + a.probes, a.packetsOut, "64 packets and one resend: " + a);
-            assertEquals(58, b.sacksSent, "each of the 58 packets after the gap was held and SACKed: " + b);
+            assertEquals(58, b.outOfOrder, "the 58 packets after the gap were held: " + b);
+            // one SACK per run per receive burst, each naming the whole run held: far fewer than one per packet
+            assertTrue(b.sacksSent >= 1 && b.sacksSent <= 29, "SACKs per receive burst, not per packet: " + b);
             assertTrue(b.duplicatesSeen <= a.probes, "the responder saw a packet twice only for a probe: " + b);
             assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
         }
@@ -102,18 +104,27 @@ class SelectiveRepeatTest {
     }
 
     /**
-     * A requester window (1024 PSNs) far wider than the responder's store ({@value JroceExtensions#OOO_WINDOW}): with
-     * the first packet lost, what lies beyond the store is dropped and counted, and the message still arrives intact.
+     * A requester that runs further past a hole than the responder's store ({@value JroceExtensions#OOO_WINDOW}
+     * PSNs) reaches: ours never does under selective repeat, so here it is a Go-Back-N requester with a 2048-PSN
+     * window facing a selective-repeat responder. With the first packet lost, what lies beyond the store is dropped
+     * and counted, and the message still arrives intact (the requester reads the SACK as a sequence NAK).
      */
     @Test
     void outOfOrderStoreIsBounded() throws Exception {
         int first = 0x10;
         FaultInjector dropFirst = FaultInjector.builder().seed(1)
                 .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_FIRST).psn(first)).build();
-        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.5")).filter(dropFirst).maxUnackedPsns(1024).tailProbeMicros(0),
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.5")).filter(dropFirst).maxUnackedPsns(2048).tailProbeMicros(0),
                 new DeviceConfig(Pair.addr("127.77.41.6")))) {
-            Pair.Conn c = connect(p, first, 0x20, SR);
-            int n = 600 * 256;
+            CompletionQueue cqA = p.a.createCq(16);
+            CompletionQueue cqB = p.b.createCq(16);
+            QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
+            QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
+            RcConnect.Params params = RcConnect.Params.defaults().mtu(Mtu.MTU_256).timeout(14).retryCnt(7);
+            RcConnect.connect(qa, RcConnect.Peer.of(qb, 0x20), first, params);
+            RcConnect.connect(qb, RcConnect.Peer.of(qa, first), 0x20, params.extensions(SR));
+            Pair.Conn c = new Pair.Conn(qa, cqA, qb, cqB);
+            int n = 2000 * 256;
             MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
             MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             byte[] data = new byte[n];
@@ -127,7 +138,7 @@ class SelectiveRepeatTest {
             assertArrayEquals(data, got);
             QpCounters b = c.qpB.counters();
             assertTrue(b.oooDropped > 0, "packets beyond the store were dropped: " + b);
-            assertTrue(b.sacksSent <= JroceExtensions.OOO_WINDOW * 4L, "SACKs stay bounded by what was held: " + b);
+            assertTrue(b.outOfOrder <= JroceExtensions.OOO_WINDOW * 4L, "held no more than the store each time round: " + b);
         }
     }
 
