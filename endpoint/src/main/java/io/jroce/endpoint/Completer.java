@@ -500,13 +500,12 @@ final class Completer {
         }
         // the responder has every request before the PSN it expects: a READ there is being answered, not lost
         if (Psn.compare(expected, sb.rtxNext) > 0) sb.rtxNext = expected;
-        // a SACK for a packet first sent after the oldest hole was last resent, while that hole is still open:
-        // the resend was lost as well (RACK's reasoning), so the holes are resent again now, not after a timeout
-        if (sb.holeResent && sb.hole == unackedPsn && Psn.compare(sackedPsn, sb.holeMark) > 0) {
-            sb.holeResent = false;
-            sb.setResent(unackedPsn, false);
-            sb.rtxNext = unackedPsn;
+        // resends sent before something now SACKed were lost as well: resent again now, not after a probe or timeout
+        for (int lost = sb.nextLostResend(unackedPsn); lost >= 0 && qp.state == QpState.RTS; lost = sb.nextLostResend(unackedPsn)) {
+            if (Psn.compare(lost, expected) < 0) continue; // the responder has it (a READ being answered)
+            sb.setResent(lost, false);
             qp.counters.lostRetransmits++;
+            qp.requester.resendOne(lost, sb, false);
         }
         resendHoles(sb.highSack, false);
         ensureTimer();
@@ -520,15 +519,10 @@ final class Completer {
     private void resendHoles(int end, boolean afterTimeout) {
         SackScoreboard sb = sack;
         int p = Psn.compare(sb.rtxNext, unackedPsn) < 0 ? unackedPsn : sb.rtxNext;
-        if (p == unackedPsn && Psn.compare(p, end) < 0 && (afterTimeout || !sb.isResent(p))) {
-            // the oldest hole is resent now: a SACK of anything sent after this moment says the resend was lost
-            sb.hole = p;
-            sb.holeMark = qp.requester.highestSent;
-            sb.holeResent = true;
-        }
         int budget = SackScoreboard.SIZE;
         while (Psn.compare(p, end) < 0 && budget-- > 0 && qp.state == QpState.RTS) {
-            p = qp.requester.resendOne(p, sb, afterTimeout);
+            // most PSNs below the highest SACK are SACKed: passed over without looking for their WQE
+            p = !afterTimeout && sb.isSacked(p) ? Psn.next(p) : qp.requester.resendOne(p, sb, afterTimeout);
         }
         if (Psn.compare(p, sb.rtxNext) > 0) sb.rtxNext = p;
     }

@@ -45,6 +45,38 @@ final class PsnBitRing {
         return fresh;
     }
 
+    /**
+     * As {@link #setRange}, and leaves in {@link #freshMax} the largest of {@code values[psn & (size - 1)]} over the
+     * bits that were clear and are clear in {@code except} (a ring of the same size), compared as sequence numbers
+     * that may wrap (unchanged when there is none).
+     */
+    int setRangeMax(int first, int count, int[] values, PsnBitRing except) {
+        int fresh = 0;
+        int i = first & mask;
+        while (count > 0) {
+            int b = i & 63;
+            int n = Math.min(64 - b, count);
+            long m = n == 64 ? -1L : ((1L << n) - 1) << b;
+            int wi = i >>> 6;
+            long w = words[wi];
+            long f = m & ~w;
+            if (f != 0) {
+                fresh += Long.bitCount(f);
+                for (long r = f & ~except.words[wi]; r != 0; r &= r - 1) {
+                    int v = values[(wi << 6) + Long.numberOfTrailingZeros(r)];
+                    if (v - freshMax > 0) freshMax = v;
+                }
+                words[wi] = w | m;
+            }
+            i = (i + n) & mask;
+            count -= n;
+        }
+        return fresh;
+    }
+
+    /** See {@link #setRangeMax}. */
+    int freshMax;
+
     /** Clears the bits of {@code count} PSNs from {@code first}; returns how many were set. */
     int clearRange(int first, int count) {
         int was = 0;

@@ -23,11 +23,13 @@ public final class QpCounters {
     public long ghostResponses;
     /** Tail-loss probes: single resends of the oldest unacknowledged packet (no rewind, no retry count). */
     public long probes;
-    /** Selective repeat, responder: SACKs sent (one per request held past a gap) and requests dropped beyond the window. */
+    /** Selective repeat, responder: SACKs sent (one per run of held requests per receive burst) and requests dropped beyond the window. */
     public long sacksSent;
     public long oooDropped;
     /** Selective repeat: READ responses placed although an earlier one of the same READ was still missing. */
     public long readResponsesPlacedOutOfOrder;
+    /** Selective repeat, responder: WRITE packets whose bytes were placed on arrival past a gap in their own message. */
+    public long writesPlacedOutOfOrder;
     /** Selective repeat, requester: SACKs received and single packets resent for them or after a timeout. */
     public long sacksReceived;
     public long selectiveRetransmits;
@@ -66,6 +68,7 @@ public final class QpCounters {
         c.sacksSent = sacksSent;
         c.oooDropped = oooDropped;
         c.readResponsesPlacedOutOfOrder = readResponsesPlacedOutOfOrder;
+        c.writesPlacedOutOfOrder = writesPlacedOutOfOrder;
         c.sacksReceived = sacksReceived;
         c.selectiveRetransmits = selectiveRetransmits;
         c.lostRetransmits = lostRetransmits;
@@ -99,6 +102,7 @@ public final class QpCounters {
         m.put("sacks_sent", sacksSent);
         m.put("ooo_dropped", oooDropped);
         m.put("read_ooo_placed", readResponsesPlacedOutOfOrder);
+        m.put("write_ooo_placed", writesPlacedOutOfOrder);
         m.put("sacks_received", sacksReceived);
         m.put("selective_retransmits", selectiveRetransmits);
         m.put("lost_retransmits", lostRetransmits);

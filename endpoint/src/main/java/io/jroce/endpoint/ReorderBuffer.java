@@ -22,6 +22,8 @@ final class ReorderBuffer {
     private final byte[][] data;
     private final int[] length;
     private final PsnBitRing present;
+    /** Held PSNs whose bytes were placed on arrival: only the PSN and its AckReq are kept, no copy. */
+    private final PsnBitRing placed;
     private int count;
 
     ReorderBuffer(int capacity, Transport tx) {
@@ -31,6 +33,7 @@ final class ReorderBuffer {
         data = new byte[capacity][];
         length = new int[capacity];
         present = new PsnBitRing(capacity);
+        placed = new PsnBitRing(capacity);
     }
 
     /** True if {@code psn} lies inside the window that starts after {@code ePsn}. */
@@ -61,6 +64,27 @@ final class ReorderBuffer {
         return STORED;
     }
 
+    /** Notes {@code psn} as held with its bytes already placed (a WRITE MIDDLE of the message in progress). */
+    void putPlaced(int psn, boolean ackReq) {
+        present.set(psn, true);
+        placed.set(psn, true);
+        length[psn & (capacity - 1)] = ackReq ? 1 : 0;
+        count++;
+    }
+
+    /** Whether the held {@code psn} was placed on arrival ({@link #putPlaced}). */
+    boolean isPlaced(int psn) {
+        return placed.get(psn);
+    }
+
+    /** Removes a placed entry; returns its AckReq. */
+    boolean takePlaced(int psn) {
+        present.set(psn, false);
+        placed.set(psn, false);
+        count--;
+        return length[psn & (capacity - 1)] != 0;
+    }
+
     /** The bytes held for {@code psn} (valid until the slot is reused); removes the entry. */
     byte[] take(int psn) {
         present.set(psn, false);
@@ -88,6 +112,7 @@ final class ReorderBuffer {
 
     void clear() {
         present.clear();
+        placed.clear();
         count = 0;
     }
 

@@ -164,6 +164,7 @@ final class Requester {
         if (w.opcode.isReadOrAtomic()) {
             if (w.nextPkt == 0) {
                 comp.packetSent(); // timer armed before the packet leaves, so its deadline predates any reply
+                if (comp.sack != null) comp.sack.sent(w.firstPsn);
                 if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                 else sendAtomic(w);
                 w.nextPkt = 1;
@@ -227,6 +228,8 @@ final class Requester {
     }
 
     private void sendDataPacket(SendWqe w, int pkt, int psn, boolean forceAckReq) {
+        SackScoreboard sb = qp.completer.sack;
+        if (sb != null) sb.sent(psn);
         int mtu = qp.mtu;
         boolean first = pkt == 0;
         boolean last = pkt == w.npkts - 1;
@@ -328,8 +331,12 @@ final class Requester {
                 boolean arrived = sacked != null && sacked.isSacked(w.firstPsn);
                 boolean again = sacked != null && !afterTimeout && sacked.isResent(psn);
                 if (w.nextPkt > 0 && !w.done && (afterTimeout || !arrived) && !again) {
-                    if (sacked != null) sacked.setResent(psn, true);
                     qp.completer.packetSent();
+                    if (sacked != null) {
+                        sacked.setResent(psn, true);
+                        sacked.sent(psn);
+                        sacked.resending(psn);
+                    }
                     if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                     else sendAtomic(w);
                     qp.counters.selectiveRetransmits++;
@@ -338,9 +345,12 @@ final class Requester {
             }
             int pkt = Psn.distance(w.firstPsn, psn);
             if (pkt < w.sentHigh && (sacked == null || !sacked.isSacked(psn) && (afterTimeout || !sacked.isResent(psn)))) {
-                if (sacked != null) sacked.setResent(psn, true);
                 qp.completer.packetSent();
                 sendDataPacket(w, pkt, psn, true);
+                if (sacked != null) {
+                    sacked.setResent(psn, true);
+                    sacked.resending(psn);
+                }
                 qp.counters.selectiveRetransmits++;
             }
             return Psn.next(psn);

@@ -57,7 +57,17 @@ final class Responder {
     private static final int MAX_SACK_RUNS = 4;
     private final int[] sackLo = new int[MAX_SACK_RUNS];
     private final int[] sackHi = new int[MAX_SACK_RUNS];
+    /** The run began after a new gap in this burst: its SACK is preceded by one for the run below (see emitSacks). */
+    private final boolean[] sackNewGap = new boolean[MAX_SACK_RUNS];
     private int sackRuns;
+    /**
+     * Whether the SACKs owed must go at the next flush: a new run began (a gap the requester must hear of at once)
+     * or a held request asked for an acknowledgement. Otherwise a run that only grew is reported once
+     * {@link #SACK_EVERY} requests have been held since the last SACK, about as often as ACKs go without loss.
+     */
+    private boolean sackUrgent;
+    private int heldSinceSack;
+    private static final int SACK_EVERY = 32;
 
     Responder(QueuePair qp, Transport tx) {
         this.qp = qp;
@@ -69,6 +79,8 @@ final class Responder {
         msn = 0;
         ackPending = false;
         sackRuns = 0;
+        sackUrgent = false;
+        heldSinceSack = 0;
         seqNakSent = false;
         inProgress = null;
         writeMr = null;
@@ -126,6 +138,12 @@ final class Responder {
             qp.counters.oooDropped++;
             return;
         }
+        if (!reorder.has(psn) && placeEarly(p, psn)) {
+            qp.counters.outOfOrder++;
+            qp.counters.writesPlacedOutOfOrder++;
+            oweSack(psn, p.ackReq());
+            return;
+        }
         int put = reorder.put(psn, p.buffer(), p.offset(), p.length());
         if (put == ReorderBuffer.NO_ROOM) {
             qp.counters.oooDropped++; // the transport's stores are full: dropped like a packet past the window
@@ -136,11 +154,48 @@ final class Responder {
         } else {
             qp.counters.duplicatesSeen++; // resent although held: SACK it again, the SACK was lost
         }
-        oweSack(psn);
+        oweSack(psn, p.ackReq() || put == ReorderBuffer.HELD_ALREADY);
     }
 
-    /** Notes that the run holding {@code psn} is owed a SACK at the next flush. */
-    private void oweSack(int psn) {
+    /**
+     * A WRITE MIDDLE past a gap inside the WRITE message being executed lands where it belongs at once (its place
+     * follows from its PSN: every PSN from ePSN on is a full-MTU packet of this message up to its LAST, IBA 9.7.5.1.4)
+     * and only its PSN is held, so the in-order pass later just moves on. The FIRST checked the rkey and the range;
+     * nothing else can act on these bytes before the message ends (a READ behind it waits for it; one before it
+     * was answered whole when the FIRST was executed). Returns false where the packet must be held whole.
+     */
+    private boolean placeEarly(RocePacket p, int psn) {
+        if (inProgress != Operation.RDMA_WRITE || writeMr == null || p.opcode() != Opcode.RC_RDMA_WRITE_MIDDLE) return false;
+        int mtu = qp.mtu;
+        if (p.payloadLength() != mtu || !writeMr.rkeyUsable()) return false;
+        long at = (long) Psn.distance(ePsn, psn) * mtu;
+        if (at + mtu >= writeRemaining) return false; // not a MIDDLE of this message: its LAST or beyond
+        writeMr.mem().setBytes(writeMr.offsetOf(writeVa + at), p.buffer(), p.payloadOffset(), mtu);
+        reorder.putPlaced(psn, p.ackReq());
+        return true;
+    }
+
+    /** The in-order pass reaches a WRITE MIDDLE placed on arrival: the message moves on by one MTU. */
+    private boolean executePlaced(int psn) {
+        reorder.takePlaced(psn);
+        int mtu = qp.mtu;
+        if (inProgress != Operation.RDMA_WRITE || writeRemaining <= mtu) {
+            // only a peer breaking the opcode sequence gets here: the same answer as for any such packet
+            nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "RDMA WRITE MIDDLE out of sequence");
+            return false;
+        }
+        writeVa += mtu;
+        writeRemaining -= mtu;
+        advance(psn);
+        return true;
+    }
+
+    /** Notes that the run holding {@code psn} is owed a SACK; {@code urgent}: at the next flush (AckReq, a duplicate). */
+    private void oweSack(int psn, boolean urgent) {
+        heldSinceSack++;
+        // a packet that does not extend a run held already opens one after a new gap: the requester hears at once
+        boolean newGap = !reorder.has(Psn.add(psn, -1));
+        if (urgent || newGap || heldSinceSack >= SACK_EVERY) sackUrgent = true;
         for (int i = 0; i < sackRuns; i++) {
             if (psn == Psn.next(sackHi[i])) {
                 sackHi[i] = psn; // the usual case: the run grows at its top
@@ -148,12 +203,14 @@ final class Responder {
             }
             if (Psn.compare(psn, Psn.add(sackLo[i], -1)) >= 0 && Psn.compare(psn, sackHi[i]) <= 0) {
                 if (Psn.compare(psn, sackLo[i]) < 0) sackLo[i] = psn;
+                sackNewGap[i] |= newGap;
                 return;
             }
         }
         if (sackRuns == MAX_SACK_RUNS) emitPendingAck();
         sackLo[sackRuns] = psn;
         sackHi[sackRuns] = psn;
+        sackNewGap[sackRuns] = newGap;
         sackRuns++;
         tx.ackPending(this);
     }
@@ -166,6 +223,9 @@ final class Responder {
     private void emitSacks() {
         int n = sackRuns;
         sackRuns = 0;
+        if (!sackUrgent) return; // only runs that grew: reported with a later SACK, or covered by the ACK
+        sackUrgent = false;
+        heldSinceSack = 0;
         sackSentLo = -1;
         sackSentHi = -1;
         for (int i = 0; i < n; i++) {
@@ -177,21 +237,24 @@ final class Responder {
             if (Psn.compare(lo, hi) > 0) continue;
             lo = reorder.runStart(ePsn, lo);
             hi = reorder.runEnd(ePsn, hi);
-            sendSack(lo, hi);
-            // and the run just below, once more: if the SACK that last reported its top was lost, the requester
-            // would otherwise take the packets it did not hear of for lost and resend them
-            int below = Psn.add(lo, -2);
-            for (int k = 0; k < SACK_GAP_SCAN && Psn.compare(below, ePsn) > 0; k++, below = Psn.add(below, -1)) {
-                if (reorder.has(below)) {
-                    sendSack(reorder.runStart(ePsn, below), below);
-                    break;
+            if (sackNewGap[i]) {
+                // a new gap: first the run below it once more, so that a requester whose last SACK of that run was
+                // lost does not take the packets it did not hear of for lost when it hears of the new gap
+                int below = Psn.add(lo, -2);
+                for (int k = 0; k < SACK_GAP_SCAN && Psn.compare(below, ePsn) > 0; k++, below = Psn.add(below, -1)) {
+                    if (reorder.has(below)) {
+                        sendSack(reorder.runStart(ePsn, below), below);
+                        break;
+                    }
                 }
             }
+            sendSack(lo, hi);
         }
     }
 
-    /** How far below a run {@link #emitSacks} looks for the run before it (past a hole of lost packets). */
+    /** How far below a new gap {@link #emitSacks} looks for the run before it (past the lost packets). */
     private static final int SACK_GAP_SCAN = 64;
+
     /** The block {@link #emitSacks} sent last in this flush (not sent twice). */
     private int sackSentLo;
     private int sackSentHi;
@@ -217,6 +280,11 @@ final class Responder {
         try {
             while (reorder.has(ePsn) && acceptsRequests()) {
                 int psn = ePsn;
+                if (reorder.isPlaced(psn)) {
+                    if (!executePlaced(psn)) break;
+                    drained++;
+                    continue;
+                }
                 int len = reorder.length(psn);
                 byte[] d = reorder.take(psn);
                 if (held.decode(io.netty.buffer.Unpooled.wrappedBuffer(d, 0, len), 0, len) != io.jroce.wire.Problem.NONE) {
@@ -676,6 +744,7 @@ final class Responder {
     void dropPendingAck() {
         ackPending = false;
         sackRuns = 0;
+        sackUrgent = false;
     }
 
     /** Gives the selective-repeat store's memory back (the QP is reset or destroyed). */

@@ -28,10 +28,21 @@ final class SackScoreboard {
     int recoveryPsn;
     /** Holes below this PSN were looked at already in this recovery. */
     int rtxNext;
-    /** The oldest hole was resent when the highest PSN sent was {@code holeMark}; a SACK above it means that resend was lost. */
-    boolean holeResent;
-    int hole;
-    int holeMark;
+    /**
+     * Transmission order (RACK's reasoning, in sequence numbers rather than time): each transmission of a PSN of the
+     * window gets the next number, and the responder holds what it received in the order it was sent (the path
+     * keeps order). So a resend numbered below the highest number SACKed so far, still neither SACKed nor
+     * acknowledged, was lost, and is resent again at once instead of after a probe or a timeout.
+     */
+    private final int[] txSeq = new int[SIZE];
+    private int txCounter;
+    /** Highest transmission number among the PSNs SACKed so far. */
+    private int sackedTxMax;
+    /** Resends in flight, oldest first: PSN and the transmission number it was resent with. Bounded by the window. */
+    private final int[] resendPsn = new int[SIZE];
+    private final int[] resendTx = new int[SIZE];
+    private int resendHead;
+    private int resendCount;
 
     void reset(int psn) {
         sacked.clear();
@@ -42,7 +53,43 @@ final class SackScoreboard {
         cleared = 0;
         inRecovery = false;
         rtxNext = psn;
-        holeResent = false;
+        resendHead = 0;
+        resendCount = 0;
+        sackedTxMax = txCounter;
+    }
+
+    /** {@code psn} (a data packet or a READ/atomic request) is being transmitted now. */
+    void sent(int psn) {
+        txSeq[psn & (SIZE - 1)] = ++txCounter;
+    }
+
+    /** {@code psn} was resent now (after {@link #sent}): it joins the resends in flight. */
+    void resending(int psn) {
+        if (resendCount == SIZE) { // the oldest entry is long stale: the window holds fewer unacknowledged PSNs
+            resendHead = (resendHead + 1) & (SIZE - 1);
+            resendCount--;
+        }
+        int k = (resendHead + resendCount) & (SIZE - 1);
+        resendPsn[k] = psn;
+        resendTx[k] = txSeq[psn & (SIZE - 1)];
+        resendCount++;
+    }
+
+    /**
+     * The next resend found lost: sent before something SACKed since, and neither SACKed nor acknowledged (PSN
+     * before {@code unacked}) nor resent again since; {@code -1} when there is none. Entries passed over are dropped.
+     */
+    int nextLostResend(int unacked) {
+        while (resendCount > 0) {
+            int psn = resendPsn[resendHead];
+            int tx = resendTx[resendHead];
+            if (tx - sackedTxMax >= 0) return -1; // this one and all after it were sent after the newest SACKed
+            resendHead = (resendHead + 1) & (SIZE - 1);
+            resendCount--;
+            if (Psn.distance(unacked, psn) >= SIZE || sacked.get(psn) || txSeq[psn & (SIZE - 1)] != tx) continue;
+            return psn;
+        }
+        return -1;
     }
 
     /** The cumulative acknowledgement moved to {@code unacked}: forget the bits below it. */
@@ -69,7 +116,10 @@ final class SackScoreboard {
         int last = Psn.add(first, count - 1);
         if (!any || Psn.compare(last, highSack) > 0) highSack = last;
         any = true;
-        int fresh = sacked.setRange(first, count);
+        sacked.freshMax = sackedTxMax;
+        // a resent PSN says nothing of order: which of its transmissions arrived is unknown (Karn's ambiguity)
+        int fresh = sacked.setRangeMax(first, count, txSeq, resent);
+        sackedTxMax = sacked.freshMax;
         sackedCount += fresh;
         return fresh;
     }

@@ -21,12 +21,16 @@ class SelectiveRepeatTest {
     void soakUnderChaosWithSelectiveRepeat() throws Exception {
         QpCounters[] c = SoakTest.soak("SelectiveRepeatSoak", SR, "127.77.41.1", "127.77.41.2");
         assertTrue(c[1].sacksSent > 0, "the responder held requests past gaps and SACKed them: " + c[1]);
+        assertTrue(c[1].writesPlacedOutOfOrder > 0, "WRITE MIDDLEs past gaps went straight to memory: " + c[1]);
         assertTrue(c[0].sacksReceived > 0 && c[0].selectiveRetransmits > 0, "the requester resent selectively: " + c[0]);
         assertEquals(0, c[1].seqNaksSent, "no Go-Back-N sequence NAK between agreeing peers");
         assertEquals(0, c[0].seqNaksReceived, "no Go-Back-N sequence NAK between agreeing peers");
     }
 
-    /** One WRITE of 64 packets whose 6th packet is lost once: exactly that packet is resent, nothing else. */
+    /**
+     * One WRITE of 64 packets whose 6th packet is lost once: exactly that packet is resent, nothing else, and the
+     * MIDDLE packets behind the gap go straight to memory (the bytes are compared at the end).
+     */
     @Test
     void onlyTheMissingPacketIsResent() throws Exception {
         int first = 0x100;
@@ -55,10 +59,47 @@ class SelectiveRepeatTest {
             // packet once more if the machine stalls; nothing else is ever resent
             assertEquals(64 + 1 + a.probes, a.packetsOut, "64 packets and one resend: " + a);
             assertEquals(58, b.outOfOrder, "the 58 packets after the gap were held: " + b);
+            assertEquals(57, b.writesPlacedOutOfOrder, "the 57 MIDDLEs after the gap were placed on arrival, the LAST held whole: " + b);
             // one SACK per run per receive burst, each naming the whole run held: far fewer than one per packet
             assertTrue(b.sacksSent >= 1 && b.sacksSent <= 29, "SACKs per receive burst, not per packet: " + b);
             assertTrue(b.duplicatesSeen <= a.probes, "the responder saw a packet twice only for a probe: " + b);
             assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
+        }
+    }
+
+    /**
+     * One WRITE of 256 packets whose 6th packet is lost twice, first sent and first resent: the resend is found lost
+     * as soon as a packet sent after it is SACKed and goes a third time, with no timeout. (Should the machine stall
+     * for the 1 ms tail-loss probe first, the probe is what resends it; the bytes and the count of resends hold either way.)
+     */
+    @Test
+    void aLostResendIsSentAgainOnceSomethingSentAfterItArrives() throws Exception {
+        int first = 0x300;
+        FaultInjector dropTwice = FaultInjector.builder().seed(1)
+                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(first + 5).times(2)).build();
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.7")).filter(dropTwice).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.41.8")).tailProbeMicros(0))) {
+            Pair.Conn c = connect(p, first, 0x400, SR);
+            int n = 256 * 256;
+            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            byte[] data = new byte[n];
+            new Random(5).nextBytes(data);
+            src.buffer().put(data);
+            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
+            WorkCompletion wc = Pair.awaitOne(c.cqA);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            byte[] got = new byte[n];
+            dst.buffer().get(got);
+            assertArrayEquals(data, got);
+            QpCounters a = c.qpA.counters();
+            System.out.println("aLostResend: " + a);
+            assertEquals(2, dropTwice.counters().get("out.dropped"), "the packet and its first resend were dropped");
+            assertEquals(0, a.retries + a.timeouts, "no timeout: " + a);
+            if (a.probes == 0) {
+                assertEquals(1, a.lostRetransmits, "the resend was found lost by order: " + a);
+                assertEquals(2, a.selectiveRetransmits, "resent twice, nothing else: " + a);
+            }
         }
     }
 

@@ -143,6 +143,7 @@ class SoakTest {
                 sumA.seqNaksReceived += ca.seqNaksReceived;
                 sumB.sacksSent += cb.sacksSent;
                 sumB.outOfOrder += cb.outOfOrder;
+                sumB.writesPlacedOutOfOrder += cb.writesPlacedOutOfOrder;
                 sumB.seqNaksSent += cb.seqNaksSent;
             }
             System.out.println(name + ": requester " + sumA + "\n" + name + ": responder " + sumB);
