@@ -98,7 +98,7 @@ stats() {
             if ($i == "overlimits") over = $(i + 1) } }
         tbf && /backlog/ { backlog = $2 }
         END { total = pkts + drops
-              printf "bottleneck sent_bytes=%d sent_packets=%d dropped=%d overlimits=%d backlog=%s drop_pct=%.3f\n",
+              printf "bottleneck sent_bytes=%.0f sent_packets=%.0f dropped=%.0f overlimits=%.0f backlog=%s drop_pct=%.3f\n",
                      bytes, pkts, drops, over, backlog, total ? 100 * drops / total : 0 }'
 }
 

@@ -17,8 +17,11 @@
 # Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment; LOSSES= or FLOWS= empty skips a
 # part): LOSSES, LOSS_SECS (10),
 # TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
-# LIMIT (256kb), EXT (perf --jroce-extensions on every process: none (default, Go-Back-N), sr, cc, all), OUT (a new /tmp directory: the raw JSON and stderr of every process). Prints markdown table
-# rows; leaves the bed down.
+# LIMIT (256kb), EXT (perf --jroce-extensions on every process: none (default, Go-Back-N), sr, cc, all), OUT (a new /tmp directory: the raw JSON and stderr of every process),
+# STEADY ("FROM:SECS", e.g. 25:30, off by default): also measure the flows in a window from FROM to FROM+SECS seconds
+# after the clients start, once every JVM has compiled its hot code (on 2 cores, ten JVMs starting together spend about
+# half the CPU in their JIT compilers for the first 20 s): the bottleneck's rate, drops and Jain's index over that window
+# (per-flow rates from perf's per-second progress lines). Prints markdown table rows; leaves the bed down.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +39,7 @@ PROBE_ITERS=${PROBE_ITERS:-3000}
 RATE=${RATE:-1gbit}
 LIMIT=${LIMIT:-256kb}
 EXT=${EXT:-none}
+STEADY=${STEADY:-}
 OUT=${OUT:-$(mktemp -d /tmp/jroce-bottleneck.XXXXXX)}
 NS_S=jroce-tbf-snd
 NS_R=jroce-tbf-rcv
@@ -88,8 +92,26 @@ done
 
 echo
 echo "## N flows through the bottleneck (tbf rate $RATE limit $LIMIT; WRITE 1 MiB, MTU 4096, ${SECS} s each; 64-byte SEND probe, $PROBE_ITERS iterations)"
-echo "| flows | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | tbf Gbit/s over the window | probe t_typical / p99 / p99.9 us | probe timeouts | client retransmits / timeouts |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| flows | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | tbf Gbit/s over the window | probe t_typical / p99 / p99.9 us | probe timeouts | client retransmits / timeouts | steady window (STEADY): link, drops, Jain, per-flow |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+# steady_cols N FROM SECS STATS_A STATS_B TAG: "link Gbit/s, drops %, Jain, per-flow Gbit/s" over the steady window, or "-"
+steady_cols() {
+    local n=$1 from=$2 secs=$3 a=$4 b=$5 tag=$6 i rates=""
+    [ -n "$a" ] && [ -n "$b" ] || { echo "-"; return; }
+    for i in $(seq 1 "$n"); do
+        # messages completed by second FROM and by second FROM+SECS of the client's own progress lines
+        rates="$rates $(awk -v f="$from" -v t="$((from + secs))" -v size="$SIZE" '/^jroce perf: [0-9]+ s, [0-9]+ messages/ {
+                if ($3 <= f) { mf = $5; sf = $3 } if ($3 <= t) { mt = $5; st = $3 } }
+            END { printf "%.3f", (st > sf ? (mt - mf) * size * 8 / (st - sf) / 1e9 : 0) }' "$tag-client$i.err")"
+    done
+    awk -v a="$a" -v b="$b" -v secs="$secs" -v rates="$rates" 'function get(s, k,   m) {
+            if (match(s, k "=[0-9]+")) { m = substr(s, RSTART, RLENGTH); sub(/.*=/, "", m); return m + 0 } return 0 }
+        BEGIN { bytes = get(b, "sent_bytes") - get(a, "sent_bytes"); pk = get(b, "sent_packets") - get(a, "sent_packets")
+            dr = get(b, "dropped") - get(a, "dropped"); k = split(rates, r, " "); s = 0; q = 0
+            for (i = 1; i <= k; i++) { s += r[i]; q += r[i] * r[i] }
+            printf "%.3f Gbit/s, drops %.3f %%, Jain %.3f, flows%s", bytes * 8 / secs / 1e9, (pk + dr ? 100 * dr / (pk + dr) : 0),
+                (q > 0 ? s * s / (k * q) : 0), rates }'
+}
 for n in $FLOWS; do
     tag=$OUT/flows-$n
     "$bed" up --rate "$RATE" --limit "$LIMIT" --pairs $(( n > 0 ? n : 1 )) >/dev/null || exit 1
@@ -112,6 +134,12 @@ for n in $FLOWS; do
     jroce "$NS_S" perf send 10.198.0.150 --lat --bind 10.198.0.50 -s 64 -n "$PROBE_ITERS" --timeout 60 --json --counters \
         >"$tag-probe.json" 2>"$tag-probe.err" &
     probe=$!
+    steady_a="" steady_b="" s_from=0 s_secs=0
+    if [ -n "$STEADY" ] && [ "$n" -gt 0 ]; then
+        s_from=${STEADY%%:*} s_secs=${STEADY##*:}
+        sleep "$s_from"; steady_a=$("$bed" stats)
+        sleep "$s_secs"; steady_b=$("$bed" stats)
+    fi
     ok=0
     for pid in "${clients[@]}"; do wait "$pid" && ok=$((ok + 1)); done
     t1=$(now)
@@ -133,13 +161,13 @@ for n in $FLOWS; do
     awk -v n="$n" -v ok="$ok" -v rates="$rates" -v bytes="$bytes" -v sent="$sent" -v t0="$t0" -v t1="$t1" \
         -v pct="$pct" -v drops="$drops" -v pkts="$pkts" -v retx="$retx" -v tmo="$tmo" -v ptmo="$(counter timeouts "$tag-probe.err")" \
         -v typ="$(field t_typical_us "$tag-probe.json")" -v p99="$(field t_99_us "$tag-probe.json")" \
-        -v p999="$(field t_99_9_us "$tag-probe.json")" 'BEGIN {
+        -v p999="$(field t_99_9_us "$tag-probe.json")" -v steady="$(steady_cols "$n" "$s_from" "$s_secs" "$steady_a" "$steady_b" "$tag")" 'BEGIN {
         w = t1 - t0; k = split(rates, r, " "); s = 0; q = 0
         for (i = 1; i <= k; i++) { s += r[i]; q += r[i] * r[i] }
         jain = (q > 0 ? s * s / (k * q) : 0)
         # with no flow there is no window: the probe alone
         wire = (n > 0 ? sprintf("%.3f", sent * 8 / w / 1e9) : "-")
-        printf "| %d | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %s | %s / %s / %s | %s | %d / %d |\n",
+        printf "| %d | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %s | %s / %s / %s | %s | %d / %d | %s |\n",
             n, (n > 0 ? ok "/" n : "-"), (n > 0 ? bytes * 8 / w / 1e9 : 0), s, (k ? rates : "-"), jain, pct, drops, pkts,
-            wire, typ, p99, p999, ptmo, retx, tmo }'
+            wire, typ, p99, p999, ptmo, retx, tmo, steady }'
 done

@@ -83,6 +83,8 @@ final class Completer {
     private void ccCounters() {
         qp.counters.cwnd = cc.limit();
         qp.counters.cwndDecreases = cc.decreases;
+        qp.counters.minRttMicros = cc.minRttNanos() / 1000;
+        qp.counters.rttMicros = cc.standingRttNanos() / 1000;
     }
 
     /** A CNP named this QP: counted always, acted on as a DCQCN reaction point when congestion control is on. */

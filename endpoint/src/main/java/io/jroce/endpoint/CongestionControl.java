@@ -9,8 +9,10 @@ package io.jroce.endpoint;
  *     smallest round trip seen plus {@link #TARGET_QUEUE_NANOS} of queueing; below it the window grows by one
  *     packet per window acknowledged (additive increase), above it shrinks by {@code beta·(rtt-target)/rtt}, at
  *     most once per round trip and by at most half;</li>
- * <li>loss: a new loss recovery (SACK, sequence NAK) halves the window once per round trip, a timeout resets it to
- *     the minimum (Swift's loss rules);</li>
+ * <li>loss: a new loss recovery (SACK, sequence NAK) halves the window once per round trip when the last round trip
+ *     was above the target too, that is when a queue says the loss was congestion; random loss on a link with no
+ *     queue (what jroce runs over) is repaired by selective repeat and not taken for congestion (IRN, like DCQCN and
+ *     TIMELY, does not cut on loss; Swift does). A timeout resets the window to the minimum;</li>
  * <li>CNP (DCQCN reaction point, Zhu et al. SIGCOMM 2015, with NVIDIA's defaults): {@code alpha = (1-g)·alpha + g},
  *     the window is cut by {@code alpha/2}, at most once per {@link #CNP_MIN_GAP_NANOS}; alpha decays by (1-g) per
  *     {@link #ALPHA_PERIOD_NANOS} without a CNP, computed lazily on the next CNP instead of by a timer.</li>
@@ -43,6 +45,12 @@ final class CongestionControl {
     private final int ceiling;
     double window = INITIAL_WINDOW;
     private long minRtt = Long.MAX_VALUE;
+    /** The last round-trip samples, for the standing round trip. */
+    static final int STANDING_SAMPLES = 4;
+    private final long[] recent = new long[STANDING_SAMPLES];
+    private int recentNext;
+    private int recentCount;
+    private long standingRtt;
     /** The last round-trip sample was below the target: acknowledgements grow the window. */
     private boolean belowTarget = true;
     /** When the window was last cut; far in the past at first, so the first signal always acts. */
@@ -94,10 +102,22 @@ final class CongestionControl {
         }
     }
 
-    /** A round-trip sample. */
+    /**
+     * A round-trip sample. The delay rule reads the standing round trip, the smallest of the last
+     * {@link #STANDING_SAMPLES} samples (Copa's RTT_standing, Arun and Balakrishnan NSDI 2018): a queue delays every
+     * sample while it stands, a thread that was not scheduled in time delays one, and on a host whose cores are shared
+     * by more busy threads than it has the second would otherwise read as congestion.
+     */
     void onRtt(long rtt, long now) {
         if (rtt <= 0) return;
         if (rtt < minRtt) minRtt = rtt;
+        recent[recentNext] = rtt;
+        recentNext = (recentNext + 1) % STANDING_SAMPLES;
+        if (recentCount < STANDING_SAMPLES) recentCount++;
+        long standing = Long.MAX_VALUE;
+        for (int i = 0; i < recentCount; i++) standing = Math.min(standing, recent[i]);
+        rtt = standing;
+        standingRtt = standing;
         long target = minRtt + TARGET_QUEUE_NANOS + flowScaling(window);
         belowTarget = rtt < target;
         if (!belowTarget && now - lastDecrease >= rtt) {
@@ -114,9 +134,9 @@ final class CongestionControl {
         return (long) (FS_RANGE_NANOS * Math.max(0, Math.min(1, x)));
     }
 
-    /** A new loss recovery began (SACK or sequence NAK). */
+    /** A new loss recovery began (SACK or sequence NAK): a cut if the delay says there is a queue. */
     void onLoss(long now, long srtt) {
-        if (now - lastDecrease >= Math.max(srtt, 1)) decrease(window * (1 - MAX_DECREASE), now);
+        if (!belowTarget && now - lastDecrease >= Math.max(srtt, 1)) decrease(window * (1 - MAX_DECREASE), now);
     }
 
     /** The local ACK timer expired. */
@@ -145,6 +165,14 @@ final class CongestionControl {
             decreases++;
         }
         lastDecrease = now;
+    }
+
+    long minRttNanos() {
+        return minRtt == Long.MAX_VALUE ? 0 : minRtt;
+    }
+
+    long standingRttNanos() {
+        return standingRtt;
     }
 
     double alpha() {

@@ -38,6 +38,9 @@ public final class QpCounters {
     /** Congestion control: current window (packets), its decreases, and CNPs received. */
     public long cwnd;
     public long cwndDecreases;
+    /** Congestion control: the smallest round trip seen and the standing one (smallest of the last few), in µs. */
+    public long minRttMicros;
+    public long rttMicros;
     public long cnpsReceived;
     /**
      * Responder: plain positive ACKs sent (duplicate re-ACKs included; NAKs, READ responses and atomic ACKs not),
@@ -74,6 +77,8 @@ public final class QpCounters {
         c.lostRetransmits = lostRetransmits;
         c.cwnd = cwnd;
         c.cwndDecreases = cwndDecreases;
+        c.minRttMicros = minRttMicros;
+        c.rttMicros = rttMicros;
         c.cnpsReceived = cnpsReceived;
         c.acksSent = acksSent;
         c.acksCoalesced = acksCoalesced;
@@ -108,6 +113,8 @@ public final class QpCounters {
         m.put("lost_retransmits", lostRetransmits);
         m.put("cwnd", cwnd);
         m.put("cwnd_decreases", cwndDecreases);
+        m.put("min_rtt_us", minRttMicros);
+        m.put("rtt_us", rttMicros);
         m.put("cnps_received", cnpsReceived);
         m.put("acks_sent", acksSent);
         m.put("acks_coalesced", acksCoalesced);

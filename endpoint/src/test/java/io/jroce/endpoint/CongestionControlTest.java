@@ -66,17 +66,23 @@ class CongestionControlTest {
     }
 
     @Test
-    void lossHalvesOncePerRoundTripAndTheWindowNeverPassesTheCeiling() {
+    void lossWithAQueueHalvesOncePerRoundTripAndTheWindowNeverPassesTheCeiling() {
         CongestionControl cc = new CongestionControl(32);
         long now = 1_000_000;
         for (int i = 0; i < 10_000; i++) cc.onAcked(1, now += US, 0);
         assertEquals(32, cc.limit(), "capped by the ceiling");
-        cc.onLoss(now, 100 * US);
-        assertEquals(16, cc.window, 1e-9);
+        cc.onRtt(100 * US, now);
+        cc.onLoss(now += 1000 * US, 100 * US);
+        assertEquals(32, cc.window, 1e-9, "random loss, no queue (round trip at its minimum): not congestion");
+        cc.onRtt(2000 * US, now += 1000 * US); // a queue: the delay rule cuts once
+        double w = cc.window;
+        assertTrue(w < 32, "the delay rule cut: " + w);
+        cc.onLoss(now += 3000 * US, 100 * US);
+        assertEquals(w / 2, cc.window, 1e-9, "loss with a queue: halved");
         cc.onLoss(now + 10 * US, 100 * US);
-        assertEquals(16, cc.window, 1e-9, "same round trip: no second cut");
+        assertEquals(w / 2, cc.window, 1e-9, "same round trip: no second cut");
         cc.onLoss(now + 200 * US, 100 * US);
-        assertEquals(8, cc.window, 1e-9);
+        assertEquals(w / 4, cc.window, 1e-9);
     }
 
     @Test
