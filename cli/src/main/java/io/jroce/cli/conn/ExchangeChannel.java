@@ -13,6 +13,14 @@ public interface ExchangeChannel extends Closeable {
     /** Sends all of {@code b}. */
     void write(byte[] b) throws IOException;
 
+    /**
+     * Sends the session's last message, after which the peer, having read it, disconnects. Over a QP the peer's
+     * disconnect request can overtake the acknowledgement of this SEND and flush it ({@link QpChannel#writeLast}).
+     */
+    default void writeLast(byte[] b) throws IOException {
+        write(b);
+    }
+
     /** Receives exactly {@code n} bytes within the current timeout; {@code what} names them in errors. */
     byte[] readFully(int n, String what) throws IOException;
 

@@ -216,12 +216,18 @@ public final class PerftestHandshake implements Closeable {
 
     /** One symmetric exchange of {@code mine.length} bytes: client writes then reads, server reads then writes. */
     public byte[] exchange(byte[] mine, String what) throws IOException {
+        return exchange(mine, what, false);
+    }
+
+    /** {@code last}: the session's last exchange, whose last message (the server's) goes with {@link ExchangeChannel#writeLast}. */
+    private byte[] exchange(byte[] mine, String what, boolean last) throws IOException {
         if (client) {
             socket.write(mine);
             return socket.readFully(mine.length, what);
         }
         byte[] theirs = socket.readFully(mine.length, what);
-        socket.write(mine);
+        if (last) socket.writeLast(mine);
+        else socket.write(mine);
         return theirs;
     }
 
@@ -287,13 +293,22 @@ public final class PerftestHandshake implements Closeable {
 
     /** One key exchange: 108 bytes of text, or with -R the 56-byte binary struct. */
     public Keys exchangeKeys(Keys mine) throws IOException {
-        if (rdmaCm) return decodeBinaryKeys(exchange(encodeBinaryKeys(mine), "the 56-byte perftest struct pingpong_dest"));
-        return decodeKeys(exchange(encodeKeys(mine), "the 108-byte perftest key message"));
+        return exchangeKeys(mine, false);
+    }
+
+    private Keys exchangeKeys(Keys mine, boolean last) throws IOException {
+        if (rdmaCm) return decodeBinaryKeys(exchange(encodeBinaryKeys(mine), "the 56-byte perftest struct pingpong_dest", last));
+        return decodeKeys(exchange(encodeKeys(mine), "the 108-byte perftest key message", last));
     }
 
     /** A key exchange used as a barrier (the answer is checked for format only). */
     public void sync(Keys mine) throws IOException {
         exchangeKeys(mine);
+    }
+
+    /** The session's last barrier: the server, which writes last, sends with {@link ExchangeChannel#writeLast}. */
+    private void lastSync(Keys mine) throws IOException {
+        exchangeKeys(mine, true);
     }
 
     /** Does {@code ctx_connect} (RTR/RTS of every QP) given the peer's keys. */
@@ -358,11 +373,11 @@ public final class PerftestHandshake implements Closeable {
             case WRITE_BW, READ_BW, ATOMIC_BW -> {
                 sync(mine0);
                 BwReport theirs = exchangeReport(myReport == null ? new BwReport(0, 0, 0, 0, 0) : myReport);
-                sync(mine0);
+                lastSync(mine0);
                 return theirs;
             }
             case SEND_BW, SEND_LAT, READ_LAT, ATOMIC_LAT -> {
-                sync(mine0);
+                lastSync(mine0);
                 return null;
             }
             default -> {
