@@ -28,27 +28,10 @@ final class PsnBitRing {
         else words[i >>> 6] &= ~(1L << i);
     }
 
-    /** Sets the bits of {@code count} PSNs from {@code first}; returns how many were clear. */
-    int setRange(int first, int count) {
-        int fresh = 0;
-        int i = first & mask;
-        while (count > 0) {
-            int b = i & 63;
-            int n = Math.min(64 - b, count);
-            long m = n == 64 ? -1L : ((1L << n) - 1) << b;
-            long w = words[i >>> 6];
-            fresh += Long.bitCount(m & ~w);
-            words[i >>> 6] = w | m;
-            i = (i + n) & mask;
-            count -= n;
-        }
-        return fresh;
-    }
-
     /**
-     * As {@link #setRange}, and leaves in {@link #freshMax} the largest of {@code values[psn & (size - 1)]} over the
-     * bits that were clear and are clear in {@code except} (a ring of the same size), compared as sequence numbers
-     * that may wrap (unchanged when there is none).
+     * Sets the bits of {@code count} PSNs from {@code first}; returns how many were clear. Leaves in {@link #freshMax}
+     * the largest of {@code values[psn & (size - 1)]} over the bits that were clear and are clear in {@code except}
+     * (a ring of the same size), compared as sequence numbers that may wrap (unchanged when there is none).
      */
     int setRangeMax(int first, int count, int[] values, PsnBitRing except) {
         int fresh = 0;

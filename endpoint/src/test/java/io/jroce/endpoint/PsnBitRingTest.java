@@ -16,7 +16,15 @@ class PsnBitRingTest {
         System.out.println("PsnBitRingTest seed " + seed + " (-Djroce.seed=" + seed + " repeats it)");
         Random rnd = new Random(seed);
         PsnBitRing ring = new PsnBitRing(SIZE);
+        PsnBitRing except = new PsnBitRing(SIZE);
         boolean[] model = new boolean[SIZE];
+        boolean[] exceptModel = new boolean[SIZE];
+        int[] values = new int[SIZE];
+        for (int k = 0; k < SIZE; k++) {
+            values[k] = rnd.nextInt();
+            exceptModel[k] = rnd.nextInt(8) == 0;
+            except.set(k, exceptModel[k]);
+        }
         int base = Psn.MASK - 300; // the window crosses PSN 0
         for (int step = 0; step < 20000; step++) {
             int first = Psn.add(base, rnd.nextInt(SIZE));
@@ -24,12 +32,19 @@ class PsnBitRingTest {
             switch (rnd.nextInt(4)) {
                 case 0 -> {
                     int fresh = 0;
+                    int start = rnd.nextInt();
+                    int max = start;
                     for (int i = 0; i < count; i++) {
                         int k = Psn.add(first, i) & (SIZE - 1);
-                        if (!model[k]) fresh++;
+                        if (!model[k]) {
+                            fresh++;
+                            if (!exceptModel[k] && values[k] - max > 0) max = values[k];
+                        }
                         model[k] = true;
                     }
-                    assertEquals(fresh, ring.setRange(first, count), "setRange " + first + " " + count);
+                    ring.freshMax = start;
+                    assertEquals(fresh, ring.setRangeMax(first, count, values, except), "setRangeMax " + first + " " + count);
+                    assertEquals(max, ring.freshMax, "the newest value over the new bits outside except");
                 }
                 case 1 -> {
                     int was = 0;

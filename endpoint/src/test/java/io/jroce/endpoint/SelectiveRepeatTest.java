@@ -39,18 +39,7 @@ class SelectiveRepeatTest {
         try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.3")).filter(dropOne).tailProbeMicros(0),
                 new DeviceConfig(Pair.addr("127.77.41.4")).tailProbeMicros(0))) {
             Pair.Conn c = connect(p, first, 0x200, SR);
-            int n = 64 * 256;
-            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            byte[] data = new byte[n];
-            new Random(3).nextBytes(data);
-            src.buffer().put(data);
-            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
-            WorkCompletion wc = Pair.awaitOne(c.cqA);
-            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-            byte[] got = new byte[n];
-            dst.buffer().get(got);
-            assertArrayEquals(data, got);
+            writeWhole(p, c, 64 * 256, 3, 10_000);
             QpCounters a = c.qpA.counters();
             QpCounters b = c.qpB.counters();
             assertEquals(1, dropOne.counters().get("out.dropped"), "one packet was dropped");
@@ -80,18 +69,7 @@ class SelectiveRepeatTest {
         try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.7")).filter(dropTwice).tailProbeMicros(0),
                 new DeviceConfig(Pair.addr("127.77.41.8")).tailProbeMicros(0))) {
             Pair.Conn c = connect(p, first, 0x400, SR);
-            int n = 256 * 256;
-            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            byte[] data = new byte[n];
-            new Random(5).nextBytes(data);
-            src.buffer().put(data);
-            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
-            WorkCompletion wc = Pair.awaitOne(c.cqA);
-            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-            byte[] got = new byte[n];
-            dst.buffer().get(got);
-            assertArrayEquals(data, got);
+            writeWhole(p, c, 256 * 256, 5, 10_000);
             QpCounters a = c.qpA.counters();
             System.out.println("aLostResend: " + a);
             assertEquals(2, dropTwice.counters().get("out.dropped"), "the packet and its first resend were dropped");
@@ -165,22 +143,29 @@ class SelectiveRepeatTest {
             RcConnect.connect(qa, RcConnect.Peer.of(qb, 0x20), first, params);
             RcConnect.connect(qb, RcConnect.Peer.of(qa, first), 0x20, params.extensions(SR));
             Pair.Conn c = new Pair.Conn(qa, cqA, qb, cqB);
-            int n = 2000 * 256;
-            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            byte[] data = new byte[n];
-            new Random(4).nextBytes(data);
-            src.buffer().put(data);
-            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
-            WorkCompletion wc = Pair.await(c.cqA, 1, 30_000).get(0);
-            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-            byte[] got = new byte[n];
-            dst.buffer().get(got);
-            assertArrayEquals(data, got);
+            writeWhole(p, c, 2000 * 256, 4, 30_000);
             QpCounters b = c.qpB.counters();
             assertTrue(b.oooDropped > 0, "packets beyond the store were dropped: " + b);
             assertTrue(b.outOfOrder <= JroceExtensions.OOO_WINDOW * 4L, "held no more than the store each time round: " + b);
         }
+    }
+
+    /**
+     * One signaled RDMA WRITE of {@code n} seeded random bytes from A to B; asserts that it completes within
+     * {@code millis} and that B's region then holds exactly those bytes.
+     */
+    private static void writeWhole(Pair p, Pair.Conn c, int n, long seed, long millis) throws Exception {
+        MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+        MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        byte[] data = new byte[n];
+        new Random(seed).nextBytes(data);
+        src.buffer().put(data);
+        c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
+        WorkCompletion wc = Pair.await(c.cqA, 1, millis).get(0);
+        assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+        byte[] got = new byte[n];
+        dst.buffer().get(got);
+        assertArrayEquals(data, got);
     }
 
     private static Pair.Conn connect(Pair p, int psnA, int psnB, int ext) {
@@ -189,7 +174,9 @@ class SelectiveRepeatTest {
         QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
         QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
         RcConnect.connectPair(qa, psnA, qb, psnB, RcConnect.Params.defaults().mtu(Mtu.MTU_256).rdAtomic(4).minRnrTimer(1)
-                .timeout(14).retryCnt(7).extensions(ext));
+                // a local ACK timeout of 537 ms, not rxe's 67: a machine that stalls a thread for 67 ms (seen with the
+                // rxe lab's guests running) would time out and resend what these tests count
+                .timeout(17).retryCnt(7).extensions(ext));
         return new Pair.Conn(qa, cqA, qb, cqB);
     }
 }
