@@ -17,11 +17,11 @@ public final class JroceExtensions {
      * atomics keep every in-order verbs rule. It reports what it holds with a standard PSN-sequence-error NAK
      * whose BTH PSN is the expected PSN (as IBA says) and whose 24-bit AETH MSN field carries a SACK block: the
      * run of PSNs it holds that contains the packets of this receive burst, as its offset from the expected PSN
-     * (high 12 bits) and its length (low 12 bits, {@link #sackMsn}). One SACK per run per receive burst, not one per
-     * packet; each repeats the whole run, so a lost SACK is made good by the next. The requester resends only the
-     * PSNs below the highest SACKed one that were not SACKed, each once per recovery, instead of going back N,
-     * and counts SACKed PSNs as no longer in flight, so its window runs past a hole (IRN's BDP cap counts packets
-     * in flight) as far as the responder's store reaches.
+     * (high 12 bits) and its length (low 12 bits, {@link #sackMsn}). At most one SACK per run per receive burst, not one
+     * per packet; each repeats the whole run, so a lost SACK is made good by the next. The requester resends only
+     * the PSNs below the highest SACKed one that were not SACKed, each once until found lost again, instead of going back N,
+     * and counts SACKed PSNs as no longer in flight, so its window runs past a hole (as TCP's SACK "pipe" counts,
+     * RFC 6675; IRN's BDP-FC counts from the cumulative ACK) as far as the responder's store reaches.
      */
     public static final int SELECTIVE_REPEAT = 1;
     /**

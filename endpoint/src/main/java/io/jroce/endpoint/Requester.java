@@ -129,8 +129,8 @@ final class Requester {
 
     /**
      * Whether sending {@code psn} would leave a window of PSNs in flight. Under selective repeat the PSNs the
-     * responder SACKed are held there, not in flight (IRN's BDP cap counts packets in flight), so the window runs
-     * past a hole, as far as the responder's store reaches from it.
+     * responder SACKed are held there, not in flight (as TCP's SACK "pipe" counts, RFC 6675; IRN's BDP-FC counts
+     * from the cumulative ACK), so the window runs past a hole, as far as the responder's store reaches from it.
      */
     private boolean pastWindow(Completer comp, int psn) {
         int span = Psn.distance(comp.unackedPsn, psn);
