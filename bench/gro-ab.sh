@@ -12,20 +12,10 @@
 # rx CPU s/GB = receiver CPU seconds per GB received. gbit_s_perf is perf's own average over the whole run. Results: DIR/runs.csv, DIR/summary.txt and each run's output.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=
-while (($#)); do
-    case $1 in
-        --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench/gro-ab.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
-    esac
-    shift
-done
+. "$(dirname "${BASH_SOURCE[0]}")/ab-args.sh" gro-ab "$@"
 REPS=${REPS:-5} SECS=${SECS:-5} SIZE=${SIZE:-1048576} MTU=${MTU:-4096}
 ADDR_BASE=${ADDR_BASE:-127.77.63} TCP_PORT=${TCP_PORT:-18563}
 JAR=$REPO/cli/target/jroce.jar
-OUT=${OUT:-$REPO/bench/results/gro-ab-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 MODES=(recvmmsg:plain gro:plain recvmmsg:gso gro:gso)
 echo "mode,rep,load1,gbit_s_steady,gbit_s_perf,rx_cpu,tx_cpu,rx_cpu_s_per_gb,gro_datagrams,gro_segments,packets_in,retransmits" > "$OUT/runs.csv"

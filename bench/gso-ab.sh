@@ -10,18 +10,8 @@
 # Results: DIR/{on,off}-N/ (bench/run.sh's files) and DIR/summary.txt.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=
-while (($#)); do
-    case $1 in
-        --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench/gso-ab.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
-    esac
-    shift
-done
+. "$(dirname "${BASH_SOURCE[0]}")/ab-args.sh" gso-ab "$@"
 REPS=${REPS:-3}
-OUT=${OUT:-$REPO/bench/results/gso-ab-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 export SIZES=${SIZES:-65536 1048576} TESTS=${TESTS:-write read} SECS=${SECS:-2} LAT_ITERS=${LAT_ITERS:-500}
 export RUNS=${RUNS:-4124:sendmmsg 4124:gso}   # the yardstick: one RoCE MTU-4096 packet per datagram, both ways

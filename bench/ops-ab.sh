@@ -10,21 +10,11 @@
 # The jar is used as built (cli/target/jroce.jar). Goodput is perf's own bw_avg_gbit_s over the whole run.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=
-while (($#)); do
-    case $1 in
-        --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench/ops-ab.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
-    esac
-    shift
-done
+. "$(dirname "${BASH_SOURCE[0]}")/ab-args.sh" ops-ab "$@"
 REPS=${REPS:-4} SECS=${SECS:-10} SIZE=${SIZE:-1048576} MTU=${MTU:-4096}
 ADDR_BASE=${ADDR_BASE:-127.77.64} TCP_PORT=${TCP_PORT:-18564}
 JAR=$REPO/cli/target/jroce.jar
 [[ -f $JAR ]] || { echo "bench/ops-ab.sh: build the jar first (mvn -pl cli -am package): $JAR" >&2; exit 2; }
-OUT=${OUT:-$REPO/bench/results/ops-ab-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 OPS=(write send read)
 echo "rep,op,load1,gbit_s" > "$OUT/runs.csv"

@@ -135,14 +135,7 @@ class SelectiveRepeatTest {
                 .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_FIRST).psn(first)).build();
         try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.5")).filter(dropFirst).maxUnackedPsns(2048).tailProbeMicros(0),
                 new DeviceConfig(Pair.addr("127.77.41.6")))) {
-            CompletionQueue cqA = p.a.createCq(16);
-            CompletionQueue cqB = p.b.createCq(16);
-            QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
-            QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
-            RcConnect.Params params = RcConnect.Params.defaults().mtu(Mtu.MTU_256).timeout(14).retryCnt(7);
-            RcConnect.connect(qa, RcConnect.Peer.of(qb, 0x20), first, params);
-            RcConnect.connect(qb, RcConnect.Peer.of(qa, first), 0x20, params.extensions(SR));
-            Pair.Conn c = new Pair.Conn(qa, cqA, qb, cqB);
+            Pair.Conn c = connect(p, first, 0x20, 0, SR);
             writeWhole(p, c, 2000 * 256, 4, 30_000);
             QpCounters b = c.qpB.counters();
             assertTrue(b.oooDropped > 0, "packets beyond the store were dropped: " + b);
@@ -169,14 +162,21 @@ class SelectiveRepeatTest {
     }
 
     private static Pair.Conn connect(Pair p, int psnA, int psnB, int ext) {
+        return connect(p, psnA, psnB, ext, ext);
+    }
+
+    /** A's QP with extensions {@code extA}, B's with {@code extB} (the same on both sides for a real pair of peers). */
+    private static Pair.Conn connect(Pair p, int psnA, int psnB, int extA, int extB) {
         CompletionQueue cqA = p.a.createCq(16);
         CompletionQueue cqB = p.b.createCq(16);
         QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
         QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
-        RcConnect.connectPair(qa, psnA, qb, psnB, RcConnect.Params.defaults().mtu(Mtu.MTU_256).rdAtomic(4).minRnrTimer(1)
+        RcConnect.Params params = RcConnect.Params.defaults().mtu(Mtu.MTU_256).rdAtomic(4).minRnrTimer(1)
                 // a local ACK timeout of 537 ms, not rxe's 67: a machine that stalls a thread for 67 ms (seen with the
                 // rxe lab's guests running) would time out and resend what these tests count
-                .timeout(17).retryCnt(7).extensions(ext));
+                .timeout(17).retryCnt(7);
+        RcConnect.connect(qa, RcConnect.Peer.of(qb, psnB), psnA, params.extensions(extA));
+        RcConnect.connect(qb, RcConnect.Peer.of(qa, psnA), psnB, params.extensions(extB));
         return new Pair.Conn(qa, cqA, qb, cqB);
     }
 }

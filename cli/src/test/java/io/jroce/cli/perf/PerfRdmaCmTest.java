@@ -72,13 +72,9 @@ class PerfRdmaCmTest {
             server.addAll(List.of("--bind", "127.77.53.31", "--timeout", "30"));
             List<String> client = new ArrayList<>(common);
             client.addAll(List.of("127.77.53.31", "--bind", "127.77.53.32"));
-            CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
-            Cli.Result c = null;
-            for (int i = 0; i < 200; i++) { // until the server listens (REJ 8 before that)
-                c = Cli.run(client.toArray(String[]::new));
-                if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
-            }
-            Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
+            Run r = run(server, client, null, null);
+            Cli.Result c = r.client();
+            Cli.Result sr = r.server();
             assertEquals(0, c.exit(), c.out() + c.err() + "\nserver: " + sr.err());
             assertEquals(0, sr.exit(), sr.out() + sr.err());
             assertTrue(c.out().contains(" Data ex. method : rdma_cm"), c.out());
@@ -98,14 +94,9 @@ class PerfRdmaCmTest {
             server.addAll(List.of("--bind", "127.77.53.61", "--timeout", "30", "--jroce-extensions", serverExt));
             List<String> client = new ArrayList<>(common);
             client.addAll(List.of("127.77.53.61", "--bind", "127.77.53.62", "--timeout", "30", "--jroce-extensions", clientExt));
-            CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
-            assertTrue(cm.awaitAgent(ip("127.77.53.61"), Duration.ofSeconds(30)), "the server came up");
-            Cli.Result c = null;
-            for (int i = 0; i < 200; i++) { // until the server listens (REJ 8 before that)
-                c = Cli.run(client.toArray(String[]::new));
-                if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
-            }
-            Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
+            Run r = run(server, client, cm, ip("127.77.53.61"));
+            Cli.Result c = r.client();
+            Cli.Result sr = r.server();
             assertEquals(0, c.exit(), c.out() + c.err() + "\nserver: " + sr.err());
             assertEquals(0, sr.exit(), sr.out() + sr.err());
             assertTrue(c.out().contains(" jroce extensions: " + agreed + "\n"), c.out());
@@ -132,6 +123,30 @@ class PerfRdmaCmTest {
         rounds(test, qps, false, "127.77.53.51", "127.77.53.52", 29300 + 10 * test.ordinal() + qps);
     }
 
+    /** The client's result, the server's, and how many times the client ran. */
+    private record Run(Cli.Result client, Cli.Result server, int tries) {
+    }
+
+    /**
+     * Starts the server in the background and runs the client until the server listens (REJ 8 before that), at most
+     * 200 times. With {@code srvAddr} set, first waits for the server to come up: a REQ sent before its agent is up is
+     * lost and resent only after 6 s. So it waits for the agent ({@code cm}, in memory) or for the server's UDP socket.
+     */
+    private static Run run(List<String> server, List<String> client, MemoryCm cm, InetAddress srvAddr) throws Exception {
+        CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
+        if (srvAddr != null) {
+            assertTrue(cm != null ? cm.awaitAgent(srvAddr, Duration.ofSeconds(30)) : UdpSockets.awaitBound(srvAddr, 4791, Duration.ofSeconds(30)),
+                    "the server came up");
+        }
+        Cli.Result c = null;
+        int tries = 0;
+        while (tries++ < 200) {
+            c = Cli.run(client.toArray(String[]::new));
+            if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
+        }
+        return new Run(c, srv.get(60, TimeUnit.SECONDS), tries);
+    }
+
     private static void rounds(Test test, int qps, boolean memory, String srvAddr, String cliAddr, int port) throws Exception {
         String verb = test.tool().replace("ib_", "").replaceAll("_.*", "");
         List<String> common = List.of("perf", verb, "-R", "-p", Integer.toString(port), "-q", Integer.toString(qps), "-s", "4096", "-n", "200");
@@ -143,18 +158,10 @@ class PerfRdmaCmTest {
         for (int round = 0; round < ms.length; round++) {
             long t0 = System.nanoTime();
             try (MemoryCm cm = memory ? MemoryCm.install() : null) {
-                CompletableFuture<Cli.Result> srv = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
-                // a REQ sent before the server's agent is up is lost and resent only after 6 s: wait for the agent
-                // (in memory) or the server's UDP socket, then rerun the client while the server does not listen yet
-                assertTrue(memory ? cm.awaitAgent(ip(srvAddr), Duration.ofSeconds(30)) : UdpSockets.awaitBound(ip(srvAddr), 4791, Duration.ofSeconds(30)),
-                        "the server came up");
-                Cli.Result c = null;
-                int tries = 0;
-                while (tries++ < 200) {
-                    c = Cli.run(client.toArray(String[]::new));
-                    if (c.exit() != 1 || !c.err().contains("error 8") || c.err().contains("test QP")) break;
-                }
-                Cli.Result sr = srv.get(60, TimeUnit.SECONDS);
+                Run r = run(server, client, cm, ip(srvAddr));
+                Cli.Result c = r.client();
+                Cli.Result sr = r.server();
+                int tries = r.tries();
                 assertEquals(0, c.exit(), "round " + round + ": " + c.out() + c.err() + "\nserver: " + sr.out() + sr.err());
                 assertEquals(0, sr.exit(), "round " + round + ": " + sr.out() + sr.err());
                 assertTrue(c.out().contains(" Data ex. method : rdma_cm"), c.out());
