@@ -3,6 +3,7 @@ package io.jroce.cli;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.metrics.MetricsOptions;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.AgentMode;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.QueuePair;
@@ -90,6 +91,12 @@ public final class DeviceOptions {
             + "of equal-size datagrams (on loopback: a peer's --gso write) as one; each of its packets is processed on its own.")
     Boolean gro;
 
+    @Option(names = "--agent", paramLabel = "MODE", description = "Which thread runs our device: 'invoked' (the thread that "
+            + "polls and posts runs it, so a round trip crosses no thread boundary; a standby thread runs it while that thread is "
+            + "busy elsewhere) or 'dedicated' (a thread of its own, to which posts and completions are handed). Default: invoked "
+            + "for latency tests (perf --lat, pingpong), dedicated otherwise.")
+    String agent;
+
     private FaultInjector chaos;
 
     /** --bind, checked ({@link #address}), or null when absent: the command says what that means. */
@@ -150,7 +157,14 @@ public final class DeviceOptions {
      * unless --tail-probe, a fault injector only with --chaos (its replay line on stderr).
      */
     public DeviceConfig config(CommandSpec spec, InetAddress local) {
+        return config(spec, local, null);
+    }
+
+    /** As {@link #config(CommandSpec, InetAddress)}, the device run by {@code defaultAgent} unless --agent says otherwise. */
+    public DeviceConfig config(CommandSpec spec, InetAddress local, AgentMode defaultAgent) {
         DeviceConfig config = base(spec, local).tailProbeMicros(tailProbeMicros != null ? tailProbeMicros : 0);
+        AgentMode mode = agentMode(spec, defaultAgent);
+        if (mode != null) config.agentMode(mode);
         if (chaosSpec != null) {
             config.filter(chaos(spec));
             spec.commandLine().getErr().println("chaos " + chaos.spec() + ": replay with --chaos '" + chaos.spec() + "'");
@@ -164,8 +178,20 @@ public final class DeviceOptions {
      */
     public DeviceConfig sessionConfig(CommandSpec spec, InetAddress local) {
         DeviceConfig config = base(spec, local).filter(chaos(spec));
+        AgentMode mode = agentMode(spec, null);
+        if (mode != null) config.agentMode(mode);
         if (tailProbeMicros != null) config.tailProbeMicros(tailProbeMicros);
         return config;
+    }
+
+    /** --agent, checked, or {@code defaultAgent} when it is absent. */
+    AgentMode agentMode(CommandSpec spec, AgentMode defaultAgent) {
+        if (agent == null) return defaultAgent;
+        return switch (agent.toLowerCase(java.util.Locale.ROOT)) {
+            case "invoked" -> AgentMode.INVOKED;
+            case "dedicated" -> AgentMode.DEDICATED;
+            default -> throw new ParameterException(spec.commandLine(), "--agent: must be invoked or dedicated, not '" + agent + "'");
+        };
     }
 
     /** The injector of --chaos (one that does nothing without it); a bad spec is a one-line usage error. */

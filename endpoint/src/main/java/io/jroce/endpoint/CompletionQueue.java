@@ -47,6 +47,8 @@ public final class CompletionQueue {
     private volatile Runnable listener;
     /** Non-null when several event loops may produce (a device with more than one shard). */
     private final Object pushLock;
+    /** The device's agent when its threads run it ({@link AgentMode#INVOKED}): polls drive it; else null. */
+    private final DeviceAgent agent;
 
     /** How long a waiting poll spins before it parks (system property jroce.cq.spinMicros, default 50). */
     static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.spinMicros", 50));
@@ -61,6 +63,8 @@ public final class CompletionQueue {
         this.spinNanos = device.cqSpinNanos();
         this.busyPoll = device.busyPoll();
         this.pushLock = device.eventLoops() > 1 ? new Object() : null;
+        DeviceAgent a = device.transport().agent();
+        this.agent = a.invoked() ? a : null;
         this.depth = requestedDepth;
         int slots = Integer.highestOneBit(Math.max(1, requestedDepth - 1)) << 1;
         this.mask = slots - 1;
@@ -180,7 +184,13 @@ public final class CompletionQueue {
         return poll(out, out.length);
     }
 
-    public synchronized int poll(WorkCompletion[] out, int max) {
+    public int poll(WorkCompletion[] out, int max) {
+        // invoked device: an empty queue runs one non-blocking cycle of the device first (the poll is the driver)
+        if (agent != null && tail == head) agent.drive(0);
+        return take(out, max);
+    }
+
+    private synchronized int take(WorkCompletion[] out, int max) {
         long h = head;
         long available = tail - h;
         int n = (int) Math.min(available, Math.min(max, out.length));
@@ -236,6 +246,7 @@ public final class CompletionQueue {
     public int poll(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         int n = poll(out, max);
         if (n > 0) return n;
+        if (agent != null && !agent.inLoop()) return pollDriving(out, max, unit.toNanos(timeout));
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
         // Spin briefly before sleeping: a completion usually follows within a round trip, and waking a
@@ -262,6 +273,42 @@ public final class CompletionQueue {
             }
         }
     }
+
+    /**
+     * A waiting poll on an invoked device: the caller runs the device's cycles itself, blocking in the loop
+     * (epoll) until a datagram, a task or a timer arrives, so the completion is produced on this thread. While
+     * another thread drives, it waits for that thread's completions as a dedicated device's poller does, and
+     * tries again to drive every {@link DeviceAgent#FOLLOWER_WAIT_NANOS}.
+     */
+    private int pollDriving(WorkCompletion[] out, int max, long timeoutNanos) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
+        long spinUntil = start + (busyPoll ? Math.min(spinNanos, timeoutNanos) : 0);
+        while (true) {
+            if (Thread.interrupted()) throw new InterruptedException();
+            int n = take(out, max);
+            if (n > 0) return n;
+            long now = System.nanoTime();
+            long left = deadline - now;
+            if (left <= 0) return 0;
+            // busy-poll: non-blocking cycles for the spin time; then (or by default) block in the loop
+            long wait = now - spinUntil < 0 ? 0 : Math.max(1, Math.min(left, MAX_DRIVE_WAIT_NANOS));
+            if (agent.drive(wait)) continue;
+            synchronized (signal) {
+                waiters++;
+                try {
+                    n = take(out, max);
+                    if (n > 0) return n;
+                    TimeUnit.NANOSECONDS.timedWait(signal, Math.min(left, DeviceAgent.FOLLOWER_WAIT_NANOS));
+                } finally {
+                    waiters--;
+                }
+            }
+        }
+    }
+
+    /** The longest one blocking cycle of a driving poll lasts before the poll looks at its deadline again. */
+    private static final long MAX_DRIVE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     /**
      * Arms the queue for one notification ({@code ibv_req_notify_cq}): the next completion, or with

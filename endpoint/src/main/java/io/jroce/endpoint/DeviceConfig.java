@@ -23,6 +23,8 @@ public final class DeviceConfig {
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
     int eventLoops = 1;
+    /** The default comes from the system property {@code jroce.agent} ({@code invoked} or {@code dedicated}). */
+    AgentMode agentMode = "invoked".equalsIgnoreCase(System.getProperty("jroce.agent")) ? AgentMode.INVOKED : AgentMode.DEDICATED;
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {
@@ -150,6 +152,33 @@ public final class DeviceConfig {
      * recvmmsg on receive".
      */
     public DeviceConfig gro(boolean v) { gro = v; return this; }
+
+    /**
+     * Which thread runs the device (default {@link AgentMode#DEDICATED}, a thread of its own).
+     * {@link AgentMode#INVOKED}: the threads that poll its completion queues and post to its queue pairs run it,
+     * so a round trip crosses no thread boundary in this process; a standby thread runs it while none does. A
+     * device with several {@link #eventLoops} always runs them on threads of their own.
+     */
+    public DeviceConfig agentMode(AgentMode v) {
+        if (v == null) throw new IllegalArgumentException("agent mode must be DEDICATED or INVOKED");
+        agentMode = v;
+        return this;
+    }
+
+    public AgentMode agentMode() { return agentMode; }
+
+    long standbyAfterNanos = DeviceAgent.STANDBY_AFTER_NANOS;
+
+    /**
+     * An {@link AgentMode#INVOKED invoked} device's standby thread runs it after this long without a cycle run by
+     * an application thread (default 1000 us): the longest an unpolled device leaves a datagram unread, a timer
+     * unfired or an acknowledgement unsent. 1..60,000,000 us.
+     */
+    public DeviceConfig standbyAfterMicros(long micros) {
+        if (micros < 1 || micros > 60_000_000) throw new IllegalArgumentException("standby delay must be 1..60000000 us, not " + micros);
+        standbyAfterNanos = micros * 1000;
+        return this;
+    }
 
     public InetAddress address() { return address; }
     public int port() { return port; }

@@ -274,6 +274,25 @@ public final class QueuePair {
     }
 
     private void ringDoorbell() {
+        DeviceAgent agent = tx.agent();
+        if (agent.invoked()) {
+            // run to completion: the posting thread runs the requester and sends now, when it can drive the device
+            int e = agent.enter();
+            if (e == DeviceAgent.ENTERED) {
+                try {
+                    requester.run();
+                    tx.flushNow();
+                } finally {
+                    agent.exit();
+                }
+                return;
+            }
+            if (e == DeviceAgent.NESTED) {
+                requester.run();
+                tx.flushLater();
+                return;
+            }
+        }
         if (doorbellPending.compareAndSet(false, true)) {
             tx.execute(doorbellTask);
         }

@@ -38,6 +38,10 @@ final class Shards {
 
     Shards(Device device, DeviceConfig config) throws IOException {
         int n = config.eventLoops;
+        if (n > 1 && config.agentMode == AgentMode.INVOKED) {
+            // one driver per device: the application's thread runs the one loop; several loops need threads of their own
+            log.warn("{} event loops run on threads of their own: the device runs dedicated, not invoked", n);
+        }
         boolean epoll = config.preferEpoll && Epoll.isAvailable();
         if (n > 1 && !epoll) {
             log.warn("{} event loops need SO_REUSEPORT of the epoll transport; NIO runs one", n);
@@ -139,7 +143,9 @@ final class Shards {
         for (Transport t : all) {
             if (t != null) stopping.add(t.shutdownLoop());
         }
-        for (io.netty.util.concurrent.Future<?> f : stopping) f.syncUninterruptibly();
+        for (int i = 0, k = 0; i < all.length; i++) {
+            if (all[i] != null) all[i].awaitStopped(stopping.get(k++));
+        }
         for (Transport t : all) {
             if (t != null) t.discardHandoffs();
         }

@@ -24,9 +24,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollChannelOption;
@@ -52,10 +50,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -129,9 +124,9 @@ final class Transport {
     private final Queue<ByteBuf> handoffs;
     private final AtomicBoolean handoffScheduled = new AtomicBoolean();
     private final Runnable handoffTask = this::drainHandoffs;
-    private final MultiThreadIoEventLoopGroup group;
+    /** Who runs this shard's loop: a thread of its own, or the application's threads ({@link AgentMode}). */
+    private final DeviceAgent agent;
     private final Channel channel;
-    private final EventLoop loop;
     private final boolean epoll;
     /** The device's address is IPv6: the socket, the ICRC and the pcap records are IPv6. */
     private final boolean ipv6;
@@ -208,16 +203,18 @@ final class Transport {
             log.warn("epoll native transport unavailable ({}); using NIO: the kernel picks the IPv4 ID, so peers that check "
                     + "the ICRC exactly (rdma_rxe, NICs) will drop our packets", Epoll.isAvailable() ? "disabled" : Epoll.unavailabilityCause());
         }
-        this.group = new MultiThreadIoEventLoopGroup(1, !epoll ? NioIoHandler.newFactory()
-                : config.busyPollNanos > 0 ? EpollIoHandler.newFactory(0, () -> busyPoll = new BusyPollStrategy(config.busyPollNanos))
-                : EpollIoHandler.newFactory());
+        AgentMode mode = shards.count > 1 ? AgentMode.DEDICATED : config.agentMode;
+        this.agent = DeviceAgent.open(mode, !epoll ? NioIoHandler.newFactory()
+                : config.busyPollNanos > 0 && mode == AgentMode.DEDICATED
+                ? EpollIoHandler.newFactory(0, () -> busyPoll = new BusyPollStrategy(config.busyPollNanos))
+                : EpollIoHandler.newFactory(), config.address.getHostAddress() + "-" + shard, config.standbyAfterNanos);
         this.timers = new Timers(this);
         this.udReceiver = new UdReceiver(device, this, counters);
         this.pcapFile = pcapFile;
         // the socket's family is the address's: an IPv4 device gets an AF_INET socket, not a dual-stack one
         SocketProtocolFamily family = ipv6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         Bootstrap b = new Bootstrap()
-                .group(group)
+                .group(agent.loop())
                 .channelFactory(() -> epoll ? new EpollDatagramChannel(family) : new NioDatagramChannel(family))
                 .option(ChannelOption.ALLOCATOR, alloc)
                 .option(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
@@ -250,14 +247,15 @@ final class Transport {
         } else {
             b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(SLOT));
         }
-        try {
-            this.channel = b.bind(new InetSocketAddress(config.address, port)).sync().channel();
-        } catch (Exception e) {
-            group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+        io.netty.channel.ChannelFuture bound = b.bind(new InetSocketAddress(config.address, port));
+        agent.await(bound, TimeUnit.SECONDS.toNanos(30));
+        if (!bound.isSuccess()) {
+            Throwable e = bound.cause() != null ? bound.cause() : new IOException("timed out");
+            agent.awaitStopped(agent.shutdown());
             throw new IOException("cannot bind UDP " + config.address.getHostAddress() + ":" + port + ": "
                     + e.getMessage() + " (is another node using it, or is the address not local?)", e);
         }
-        this.loop = channel.eventLoop();
+        this.channel = bound.channel();
         this.receiveBufferBytes = receiveBuffer(config.socketBufferBytes);
         this.flow = new FlowBudget(receiveBufferBytes, config.maxUnackedPsns);
         int window4096 = flow.windowFor(4096);
@@ -418,46 +416,29 @@ final class Transport {
     // threading
 
     boolean inLoop() {
-        return loop.inEventLoop();
+        return agent.inLoop();
     }
 
     void execute(Runnable r) {
-        loop.execute(r);
+        agent.execute(r);
     }
-
 
     void schedule(Runnable r, long nanos) {
-        loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
+        agent.schedule(r, nanos);
     }
 
-    /** Runs {@code c} on the event loop and returns its result; inline when already there. */
+    /** Runs {@code c} on the event loop and returns its result; inline when already there (or free to run it). */
     <T> T call(Callable<T> c) {
-        try {
-            if (loop.inEventLoop()) return c.call();
-            Future<T> f = loop.submit(c);
-            return f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) throw re;
-            if (cause instanceof Error err) throw err;
-            throw new IllegalStateException(cause);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted waiting for the device's event loop", e);
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("the device's event loop did not answer within 30 s", e);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return agent.call(c);
     }
+
+    DeviceAgent agent() { return agent; }
 
     /** Flushes once, after whatever else the loop has queued (batches the packets of several doorbells). */
     void flushLater() {
         if (!flushScheduled) {
             flushScheduled = true;
-            loop.execute(flushTask);
+            agent.execute(flushTask);
         }
     }
 
@@ -762,7 +743,7 @@ final class Transport {
             return;
         }
         counters.shardHandoffs++;
-        if (owner.handoffScheduled.compareAndSet(false, true)) owner.loop.execute(owner.handoffTask);
+        if (owner.handoffScheduled.compareAndSet(false, true)) owner.agent.execute(owner.handoffTask);
     }
 
     /** Runs the datagrams other shards handed us, in the order each queued them, then flushes what they produced. */
@@ -806,7 +787,7 @@ final class Transport {
         try {
             closeChannel();
         } finally {
-            shutdownLoop().syncUninterruptibly();
+            awaitStopped(shutdownLoop());
             discardHandoffs(); // the loop is gone: nothing drains them any more
         }
     }
@@ -816,7 +797,7 @@ final class Transport {
      * every socket before they stop any loop, so no shard hands a datagram to a loop that is gone.
      */
     void closeChannel() {
-        if (gso != null && !group.isShuttingDown()) {
+        if (gso != null && !agent.isShuttingDown()) {
             try {
                 call(() -> {
                     if (gso != null) gso.discard();
@@ -826,11 +807,16 @@ final class Transport {
                 log.debug("releasing the open GSO run: {}", e.toString());
             }
         }
-        channel.close().syncUninterruptibly();
+        agent.await(channel.close(), TimeUnit.SECONDS.toNanos(10));
     }
 
     /** Starts shutting the loop down (after {@link #closeChannel}); {@link #discardHandoffs} once it is done. */
     io.netty.util.concurrent.Future<?> shutdownLoop() {
-        return group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS);
+        return agent.shutdown();
+    }
+
+    /** Waits for the loop to stop after {@link #shutdownLoop} (an invoked loop is driven to its end). */
+    void awaitStopped(io.netty.util.concurrent.Future<?> stopping) {
+        agent.awaitStopped(stopping);
     }
 }

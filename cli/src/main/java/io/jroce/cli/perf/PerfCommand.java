@@ -2,6 +2,7 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.endpoint.AgentMode;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.conn.PerftestHandshake;
@@ -163,7 +164,7 @@ public final class PerfCommand implements Callable<Integer> {
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         int ext = extensions(jroceExtensions);
-        try (Device dev = Device.open(device.config(spec, local));
+        try (Device dev = Device.open(device.config(spec, local, lat ? AgentMode.INVOKED : AgentMode.DEDICATED));
              MetricsExport exported = device.exportMetrics(spec, dev);
              PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,

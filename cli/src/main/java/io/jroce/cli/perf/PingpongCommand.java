@@ -2,6 +2,7 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.endpoint.AgentMode;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.Main;
 import io.jroce.cli.conn.LocalAddress;
@@ -138,7 +139,7 @@ public final class PingpongCommand implements Callable<Integer> {
             p = new Params(p.size, p.iters, m, p.rxDepth);
         }
         InetAddress oobLocal = oob.local(spec);
-        try (Device dev = Device.open(device.config(spec, local).portMtu(p.mtu));
+        try (Device dev = Device.open(device.config(spec, local, AgentMode.INVOKED).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
                 int rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
