@@ -78,6 +78,6 @@ awk -F, 'NR > 1 { t[$2] = t[$2] " " $4; p[$2] = p[$2] " " $5 }
         n = split("udp invoked dedicated", k, " ")
         for (i = 1; i <= n; i++) {
             mt = median(t[k[i]]); mp = median(p[k[i]])
-            printf "%s,%.1f,%s,%.2f,%.1f,%s,%.2f\n", k[i], mt, spread(t[k[i]]), ut > 0 ? mt / ut : 0, mp, spread(p[k[i]]), up > 0 ? mp / up : 0
+            printf "%s,%.1f,%s,%.2f,%.1f,%s,%.2f\n", k[i], mt, spread(t[k[i]]), (ut > 0 ? mt / ut : 0), mp, spread(p[k[i]]), (up > 0 ? mp / up : 0)
         } }' "$OUT/runs.csv" | tee "$OUT/summary.csv"
 echo "results in $OUT"

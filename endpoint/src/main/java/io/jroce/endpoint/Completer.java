@@ -13,7 +13,7 @@ import io.netty.buffer.ByteBuf;
  */
 final class Completer {
     private final QueuePair qp;
-    private final Transport tx;
+    private final EngineContext ctx;
     /** Oldest PSN not yet acknowledged; equals the requester's next PSN when nothing is outstanding. */
     int unackedPsn;
     int retryLeft;
@@ -48,9 +48,9 @@ final class Completer {
     /** Congestion control (null when the extension is off). */
     CongestionControl cc;
 
-    Completer(QueuePair qp, Transport tx) {
+    Completer(QueuePair qp, EngineContext ctx) {
         this.qp = qp;
-        this.tx = tx;
+        this.ctx = ctx;
     }
 
     void reset(int startPsn) {
@@ -71,7 +71,7 @@ final class Completer {
             sack = null;
         }
         if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
-            int ceiling = tx.maxUnackedPsns();
+            int ceiling = ctx.maxUnackedPsns();
             if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
             cc = new CongestionControl(ceiling);
             ccCounters();
@@ -91,7 +91,7 @@ final class Completer {
     void onCnp() {
         qp.counters.cnpsReceived++;
         if (cc != null) {
-            cc.onCnp(tx.clock().nanoTime());
+            cc.onCnp(ctx.clock().nanoTime());
             ccCounters();
         }
     }
@@ -103,8 +103,8 @@ final class Completer {
     /** A packet went out: make sure the local ACK timer runs (IBA 9.7.6.1.3). */
     void packetSent() {
         if (retransmitAt == 0 && qp.timeoutNanos > 0) {
-            retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
-            tx.timers().arm(qp);
+            retransmitAt = ctx.clock().nanoTime() + qp.timeoutNanos;
+            ctx.timers().arm(qp);
         }
         armProbe(false);
     }
@@ -115,13 +115,13 @@ final class Completer {
         // recovery, not the path (Karn's rule, extended to everything sent while a hole is open)
         if (rttPsn < 0 && !retransmission && (sack == null || !sack.inRecovery)) {
             rttPsn = psn;
-            rttStart = tx.clock().nanoTime();
+            rttStart = ctx.clock().nanoTime();
         }
     }
 
     private void rttAcked(int ackedThrough) {
         if (rttPsn >= 0 && Psn.compare(ackedThrough, rttPsn) >= 0) {
-            long now = tx.clock().nanoTime();
+            long now = ctx.clock().nanoTime();
             long sample = now - rttStart;
             srttNanos = srttNanos == 0 ? sample : (7 * srttNanos + sample) / 8;
             if (cc != null) cc.onRtt(sample, now);
@@ -131,7 +131,7 @@ final class Completer {
 
     /** (Re)starts the tail-loss probe countdown; {@code backoff} doubles the interval (no progress since). */
     private void armProbe(boolean backoff) {
-        long base = tx.tailProbeNanos();
+        long base = ctx.tailProbeNanos();
         // between selective-repeat peers the probe is IRN's RTO_low: always on (1 ms unless configured), since the
         // peer is known to be a jroce endpoint, for which a probe is never a burden
         if (base <= 0 && sack != null) base = SR_PROBE_NANOS;
@@ -140,8 +140,8 @@ final class Completer {
         // 1 ms probe would resend the head of nearly every message
         base = Math.max(base, 4 * srttNanos);
         probeInterval = backoff ? Math.min(probeInterval * 2, Math.max(base, qp.timeoutNanos / 2)) : base;
-        probeAt = tx.clock().nanoTime() + probeInterval;
-        tx.timers().arm(qp);
+        probeAt = ctx.clock().nanoTime() + probeInterval;
+        ctx.timers().arm(qp);
     }
 
     private void progress() {
@@ -159,8 +159,8 @@ final class Completer {
         rnrLeft = qp.rnrRetry;
         retriedAt = -1;
         if (onWire && qp.timeoutNanos > 0) {
-            retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
-            tx.timers().arm(qp);
+            retransmitAt = ctx.clock().nanoTime() + qp.timeoutNanos;
+            ctx.timers().arm(qp);
         } else {
             retransmitAt = 0;
         }
@@ -170,13 +170,13 @@ final class Completer {
     void onResponse(RocePacket p) {
         QpState st = qp.state;
         if (st != QpState.RTS && st != QpState.SQD && st != QpState.SQE) {
-            tx.counters().drop(DropReason.QP_STATE);
+            ctx.counters().drop(DropReason.QP_STATE);
             return;
         }
         int psn = p.psn();
         // a response must name a PSN that was sent; one from before the oldest unacknowledged PSN is stale
         if (Psn.compare(psn, qp.requester.sqPsn) >= 0) {
-            tx.counters().ghostResponse++;
+            ctx.counters().ghostResponse++;
             qp.counters.ghostResponses++;
             return;
         }
@@ -190,12 +190,12 @@ final class Completer {
             case ACKNOWLEDGE -> onAck(p, psn);
             case ATOMIC_ACKNOWLEDGE -> onAtomicAck(p, psn);
             case RDMA_READ_RESPONSE -> onReadResponse(p, psn);
-            default -> tx.counters().drop(DropReason.UNEXPECTED_OPCODE);
+            default -> ctx.counters().drop(DropReason.UNEXPECTED_OPCODE);
         }
         int acked = Psn.distance(before, unackedPsn);
         if (acked > 0 && acked < (1 << 23)) {
             qp.flowRelease(sack == null ? acked : Math.max(0, acked - sack.takeCleared())); // SACKed PSNs were released then
-            if (cc != null) cc.onAcked(acked, tx.clock().nanoTime(), srttNanos);
+            if (cc != null) cc.onAcked(acked, ctx.clock().nanoTime(), srttNanos);
         }
         if (cc != null) ccCounters();
         qp.requester.run();
@@ -229,7 +229,7 @@ final class Completer {
                     failOldest(status, syndrome);
                 }
             }
-            default -> tx.counters().drop(DropReason.MALFORMED);
+            default -> ctx.counters().drop(DropReason.MALFORMED);
         }
     }
 
@@ -277,13 +277,13 @@ final class Completer {
         if (qp.sq.isEmpty()) return;
         SendWqe w = qp.sq.head();
         if (!w.started || !w.opcode.isAtomic() || w.firstPsn != psn) {
-            tx.counters().ghostResponse++;
+            ctx.counters().ghostResponse++;
             return;
         }
         long original = p.atomicAckEth().originalData();
         if (!scatter(w, 0, null, 0, 8, original)) return;
         unackedPsn = Psn.next(psn);
-        qp.requester.rdAtomicOutstanding--;
+        qp.requester.readRetired();
         retire(w, WcStatus.SUCCESS, 0);
         progress();
     }
@@ -293,7 +293,7 @@ final class Completer {
         if (qp.sq.isEmpty()) return;
         SendWqe w = qp.sq.head();
         if (!w.started || w.opcode != WrOpcode.RDMA_READ || w.done) {
-            tx.counters().ghostResponse++;
+            ctx.counters().ghostResponse++;
             return;
         }
         int expected = Psn.add(w.firstPsn, w.respPkts);
@@ -337,7 +337,7 @@ final class Completer {
         unackedPsn = Psn.next(psn);
         if (last) {
             w.done = true;
-            qp.requester.rdAtomicOutstanding--;
+            qp.requester.readRetired();
             retire(w, WcStatus.SUCCESS, 0);
         }
         progress();
@@ -396,7 +396,7 @@ final class Completer {
         if (w.respPkts == npkts) {
             clearReadGot();
             w.done = true;
-            qp.requester.rdAtomicOutstanding--;
+            qp.requester.readRetired();
             retire(w, WcStatus.SUCCESS, 0);
         } else if (readGotCount > 0) {
             askReadGap(w, next); // the next gap is known already: packets past it are placed
@@ -439,37 +439,22 @@ final class Completer {
 
     /** Writes READ payload or an atomic's original value into the WQE's scatter list. */
     private boolean scatter(SendWqe w, long off, ByteBuf src, int srcIdx, int len, long atomicValue) {
-        int i = 0;
-        long skip = off;
-        while (i < w.numSge && skip >= w.sgeLen[i]) {
-            skip -= w.sgeLen[i];
-            i++;
+        int r;
+        if (src != null) {
+            r = CopyData.scatter(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, src, srcIdx, len);
+        } else {
+            // an atomic's original value: post time guarantees one 8-byte SGE
+            MemoryRegion mr = w.sgeMr[0];
+            r = mr.isRegistered() ? CopyData.OK : CopyData.REGION_GONE;
+            if (r == CopyData.OK) {
+                int at = mr.offsetOf(w.sgeAddr[0]);
+                if (QueuePair.LITTLE_ENDIAN_HOST) mr.mem().setLongLE(at, atomicValue);
+                else mr.mem().setLong(at, atomicValue);
+            }
         }
-        int done = 0;
-        while (done < len) {
-            if (i >= w.numSge) {
-                failOldest(WcStatus.LOC_LEN_ERR, 0);
-                return false;
-            }
-            MemoryRegion mr = w.sgeMr[i];
-            if (!mr.isRegistered()) {
-                failOldest(WcStatus.LOC_PROT_ERR, 0);
-                return false;
-            }
-            int n = (int) Math.min(len - done, w.sgeLen[i] - skip);
-            int at = mr.offsetOf(w.sgeAddr[i]) + (int) skip;
-            if (src != null) {
-                mr.mem().setBytes(at, src, srcIdx + done, n);
-            } else if (QueuePair.LITTLE_ENDIAN_HOST) {
-                mr.mem().setLongLE(at, atomicValue); // post time guarantees one 8-byte SGE
-            } else {
-                mr.mem().setLong(at, atomicValue);
-            }
-            done += n;
-            skip = 0;
-            i++;
-        }
-        return true;
+        if (r == CopyData.OK) return true;
+        failOldest(r == CopyData.PAST_END ? WcStatus.LOC_LEN_ERR : WcStatus.LOC_PROT_ERR, 0);
+        return false;
     }
 
     /**
@@ -497,7 +482,7 @@ final class Completer {
             sb.inRecovery = true;
             sb.recoveryPsn = qp.requester.sqPsn;
             sb.rtxNext = unackedPsn;
-            if (cc != null) cc.onLoss(tx.clock().nanoTime(), srttNanos);
+            if (cc != null) cc.onLoss(ctx.clock().nanoTime(), srttNanos);
             rttPsn = -1; // Karn: no RTT sample across a retransmission
         }
         // the responder has every request before the PSN it expects: a READ there is being answered, not lost
@@ -540,10 +525,10 @@ final class Completer {
         }
         retryLeft--;
         qp.counters.retries++;
-        tx.counters().retransmits++;
+        ctx.counters().retransmits++;
         rttPsn = -1;
         SackScoreboard sb = sack;
-        if (cc != null) cc.onTimeout(tx.clock().nanoTime());
+        if (cc != null) cc.onTimeout(ctx.clock().nanoTime());
         sb.advance(unackedPsn);
         sb.inRecovery = true;
         sb.recoveryPsn = qp.requester.sqPsn;
@@ -576,10 +561,10 @@ final class Completer {
         // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
         retryLeft--;
         retriedAt = psn;
-        if (cc != null) cc.onLoss(tx.clock().nanoTime(), srttNanos);
+        if (cc != null) cc.onLoss(ctx.clock().nanoTime(), srttNanos);
         rttPsn = -1; // Karn: no RTT sample across a retransmission
         qp.counters.retries++;
-        tx.counters().retransmits++;
+        ctx.counters().retransmits++;
         if (qp.requester.rewind(psn)) {
             retransmitAt = 0;
             qp.requester.run();
@@ -589,10 +574,10 @@ final class Completer {
 
     /** While anything is outstanding a retransmit timer runs, whatever path led here. */
     void ensureTimer() {
-        if (retransmitAt == 0 && qp.timeoutNanos > 0 && !qp.requester.rnrWaiting && hasOutstanding()
+        if (retransmitAt == 0 && qp.timeoutNanos > 0 && !qp.requester.rnrWaiting() && hasOutstanding()
                 && qp.state != QpState.ERR) {
-            retransmitAt = tx.clock().nanoTime() + qp.timeoutNanos;
-            tx.timers().arm(qp);
+            retransmitAt = ctx.clock().nanoTime() + qp.timeoutNanos;
+            ctx.timers().arm(qp);
         }
     }
 
@@ -605,19 +590,16 @@ final class Completer {
             rnrLeft--;
         }
         qp.counters.rnrWaits++;
-        qp.requester.rewind(psn);
-        qp.requester.rnrWaiting = true;
-        qp.requester.rnrUntil = tx.clock().nanoTime() + nanos;
+        qp.requester.onRnrNak(psn, ctx.clock().nanoTime() + nanos);
         retransmitAt = 0;
-        tx.timers().arm(qp);
+        ctx.timers().arm(qp);
     }
 
     /** Timer check, on the event loop. Returns true while a timer is still armed. */
     boolean onTimer(long now) {
         Requester req = qp.requester;
-        if (req.rnrWaiting) {
-            if (now - req.rnrUntil >= 0) {
-                req.rnrWaiting = false;
+        if (req.rnrWaiting()) {
+            if (req.rnrWaitOver(now)) {
                 req.run();
             } else {
                 return true;
@@ -627,11 +609,11 @@ final class Completer {
             retransmitAt = 0;
             if (hasOutstanding()) {
                 qp.counters.timeouts++;
-                tx.counters().timeouts++;
+                ctx.counters().timeouts++;
                 retriedAt = -1;
-                if (sack != null && !req.rnrWaiting) {
+                if (sack != null && !req.rnrWaiting()) {
                     selectiveTimeout();
-                    return retransmitAt != 0 || req.rnrWaiting || probeAt != 0;
+                    return retransmitAt != 0 || req.rnrWaiting() || probeAt != 0;
                 }
                 SendWqe w = qp.sq.head();
                 int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
@@ -642,12 +624,12 @@ final class Completer {
         }
         if (probeAt != 0 && now - probeAt >= 0) {
             probeAt = 0;
-            if (hasOutstanding() && !req.rnrWaiting && qp.state == QpState.RTS && req.probe(unackedPsn)) {
+            if (hasOutstanding() && !req.rnrWaiting() && qp.state == QpState.RTS && req.probe(unackedPsn)) {
                 qp.counters.probes++;
                 armProbe(true);
             }
         }
-        return retransmitAt != 0 || req.rnrWaiting || probeAt != 0;
+        return retransmitAt != 0 || req.rnrWaiting() || probeAt != 0;
     }
 
     private void retire(SendWqe w, WcStatus status, int vendorErr) {
@@ -660,7 +642,7 @@ final class Completer {
         // at once (so the WQE's fields are read above). Retiring first also keeps the flush of a CQ overrun,
         // which starts at the send queue head, from retiring this WQE a second time.
         qp.sq.consumed++;
-        if (qp.requester.sqNext < qp.sq.consumed) qp.requester.sqNext = qp.sq.consumed;
+        qp.requester.retiredUpTo(qp.sq.consumed);
         if (complete) qp.completeSend(wrId, op, status, byteLen, vendorErr);
     }
 

@@ -506,7 +506,7 @@ public final class QueuePair {
                     qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
                     sq.depth(), sq.capacity(), requester.sqNext - sq.consumed, rq.depth(), rq.capacity(),
                     counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
-                    requester.rnrWaiting ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos / 1000, head,
+                    requester.rnrWaiting() ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos / 1000, head,
                     errorReason == null ? "" : " error: " + errorReason);
         }
     }
@@ -533,7 +533,7 @@ public final class QueuePair {
         sq.discardAll();
         rq.discardAll();
         completer.retransmitAt = 0;
-        requester.rnrWaiting = false;
+        requester.cancelRnrWait();
         errorReason = null;
     }
 
@@ -556,7 +556,7 @@ public final class QueuePair {
             state = QpState.ERR;
             attrs.state = QpState.ERR;
             completer.retransmitAt = 0;
-            requester.rnrWaiting = false;
+            requester.cancelRnrWait();
             device.asyncEvent(AsyncEvent.QP_FATAL, null, this, reason);
         }
     }
@@ -570,7 +570,7 @@ public final class QueuePair {
             sendCq.push(w.wrId, WcStatus.WR_FLUSH_ERR, w.opcode.completionOpcode(), 0, 0, qpn, 0, 0, false);
             sq.consumed++;
         }
-        requester.sqNext = sq.consumed;
+        requester.retiredUpTo(sq.consumed);
         while (!rq.isEmpty()) {
             RecvWqe r = rq.head();
             recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, qpn, 0, 0, false);

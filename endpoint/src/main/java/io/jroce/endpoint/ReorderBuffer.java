@@ -17,7 +17,7 @@ final class ReorderBuffer {
     static final int HELD_ALREADY = 0;
     static final int NO_ROOM = -1;
 
-    private final Transport tx;
+    private final EngineContext ctx;
     private final int capacity;
     private final byte[][] data;
     private final int[] length;
@@ -26,9 +26,9 @@ final class ReorderBuffer {
     private final PsnBitRing placed;
     private int count;
 
-    ReorderBuffer(int capacity, Transport tx) {
+    ReorderBuffer(int capacity, EngineContext ctx) {
         if (Integer.bitCount(capacity) != 1) throw new IllegalArgumentException("capacity must be a power of two");
-        this.tx = tx;
+        this.ctx = ctx;
         this.capacity = capacity;
         data = new byte[capacity][];
         length = new int[capacity];
@@ -53,8 +53,7 @@ final class ReorderBuffer {
         if (d == null || d.length < len) {
             int size = Math.max(len, 1088);
             int grows = size - (d == null ? 0 : d.length);
-            if (tx.reorderRetained + grows > Transport.REORDER_RETAINED_MAX) return NO_ROOM;
-            tx.reorderRetained += grows;
+            if (!ctx.reserveReorderBytes(grows)) return NO_ROOM;
             d = data[i] = new byte[size];
         }
         buf.getBytes(off, d, 0, len);
@@ -121,7 +120,7 @@ final class ReorderBuffer {
         clear();
         for (int i = 0; i < capacity; i++) {
             if (data[i] != null) {
-                tx.reorderRetained -= data[i].length;
+                ctx.releaseReorderBytes(data[i].length);
                 data[i] = null;
             }
         }

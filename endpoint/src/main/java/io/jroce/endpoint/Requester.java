@@ -18,7 +18,10 @@ final class Requester {
     static final int MAX_PKTS_PER_ACK = 64;
 
     private final QueuePair qp;
-    private final Transport tx;
+    /** The transmit path: the requester sends through it and sees nothing else of the shard. */
+    private final PacketOut out;
+    private final HeaderViews views;
+    private final FlowBudget flow;
     /** Index of the next WQE to (re)transmit. */
     long sqNext;
     /** PSN for the next new WQE. */
@@ -31,12 +34,51 @@ final class Requester {
     int rdAtomicOutstanding;
     private int noAckPkts;
     /** RNR back-off: no transmission before this time. */
-    long rnrUntil;
-    boolean rnrWaiting;
+    private long rnrUntil;
+    private boolean rnrWaiting;
 
-    Requester(QueuePair qp, Transport tx) {
+    Requester(QueuePair qp, EngineContext ctx) {
         this.qp = qp;
-        this.tx = tx;
+        this.out = ctx.out();
+        this.views = out.views();
+        this.flow = ctx.flow();
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // what the completer and the QP tell the requester (the requester's state has no other writer)
+
+    /** A READ or atomic WQE completed (or failed): one fewer outstanding against max_rd_atomic. */
+    void readRetired() {
+        rdAtomicOutstanding--;
+    }
+
+    /** An RNR NAK for {@code psn}: resend from there, but not before {@code until} (IBA 9.7.5.2.8). */
+    void onRnrNak(int psn, long until) {
+        rewind(psn);
+        rnrWaiting = true;
+        rnrUntil = until;
+    }
+
+    /** Whether an RNR back-off holds transmission. */
+    boolean rnrWaiting() {
+        return rnrWaiting;
+    }
+
+    /** Ends an RNR back-off whose time has come ({@code now}); false while it still holds. */
+    boolean rnrWaitOver(long now) {
+        if (now - rnrUntil < 0) return false;
+        rnrWaiting = false;
+        return true;
+    }
+
+    /** Drops an RNR back-off (the QP was reset or failed). */
+    void cancelRnrWait() {
+        rnrWaiting = false;
+    }
+
+    /** WQEs up to {@code consumed} left the send queue (completed or flushed): never transmit them again. */
+    void retiredUpTo(long consumed) {
+        if (sqNext < consumed) sqNext = consumed;
     }
 
     void reset(int startPsn, long sqIndex) {
@@ -73,8 +115,8 @@ final class Requester {
                 if ((w.flags & SendFlags.FENCE) != 0 && rdAtomicOutstanding > 0) break;
                 if (w.opcode.isReadOrAtomic() && rdAtomicOutstanding >= qp.maxRdAtomic) break;
                 if (windowFull(comp, sqPsn)) break;
-                if (!tx.flow.allows(qp)) {
-                    tx.flow.await(qp);
+                if (!flow.allows(qp)) {
+                    flow.await(qp);
                     break;
                 }
                 start(w);
@@ -112,14 +154,14 @@ final class Requester {
         boolean imm = w.opcode == WrOpcode.SEND_WITH_IMM;
         Opcode op = imm ? Opcode.UD_SEND_ONLY_WITH_IMMEDIATE : Opcode.UD_SEND_ONLY;
         boolean se = (w.flags & SendFlags.SOLICITED) != 0;
-        ByteBuf b = tx.startUdPacket(op, w.length, se, w.remoteQpn, psn);
+        ByteBuf b = out.startUdPacket(op, w.length, se, w.remoteQpn, psn);
         // QP 1 always sends IB_QP1_QKEY (rxe_req.c init_req_packet); a WR Q_Key with the high-order bit set
         // means "the QP's own Q_Key" (IBA 10.2.4, C10-15)
         int qkey = qp.qpNum() == Device.GSI_QPN ? Device.GSI_QKEY : w.remoteQkey < 0 ? qp.qkey : w.remoteQkey;
-        tx.deth.wrap(b, op.dethOffset()).write(qkey, qp.qpNum());
-        if (imm) tx.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
+        views.deth.wrap(b, op.dethOffset()).write(qkey, qp.qpNum());
+        if (imm) views.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
         gather(w, 0, w.length, b);
-        tx.finishUdPacket(qp, b, w.ah);
+        out.finishUdPacket(qp, b, w.ah);
     }
 
     /** True when {@code psn} lies a window or more past the oldest unacknowledged PSN (resends never wait). */
@@ -143,8 +185,8 @@ final class Requester {
     /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
     private int windowLimit() {
         CongestionControl cc = qp.completer.cc;
-        int flow = tx.flow.windowFor(qp.mtu);
-        return cc == null ? flow : Math.min(flow, cc.limit());
+        int window = flow.windowFor(qp.mtu);
+        return cc == null ? window : Math.min(window, cc.limit());
     }
 
     private void start(SendWqe w) {
@@ -179,14 +221,14 @@ final class Requester {
         while (w.nextPkt < w.npkts) {
             int psn = Psn.add(w.firstPsn, w.nextPkt);
             if (w.nextPkt > 0 && windowFull(comp, psn)) return false;
-            if (w.nextPkt > 0 && w.nextPkt >= w.sentHigh && !tx.flow.allows(qp)) { // resends are counted already
+            if (w.nextPkt > 0 && w.nextPkt >= w.sentHigh && !flow.allows(qp)) { // resends are counted already
                 if (!lastAskedAck) {
                     // stopping here must leave an acknowledgement coming: one more packet, with AckReq
                     comp.packetSent();
                     sendDataPacket(w, w.nextPkt, psn, true);
                     w.nextPkt++;
                 }
-                tx.flow.await(qp);
+                flow.await(qp);
                 return w.nextPkt == w.npkts;
             }
             comp.packetSent();
@@ -245,7 +287,7 @@ final class Requester {
         // AckReq on a message's last packet, every 64 packets, and on the packet that fills the window, so
         // a requester about to wait for window space always has an acknowledgement coming
         boolean windowEdge = pastWindow(qp.completer, Psn.next(psn))
-                || pkt >= w.sentHigh && tx.flow.fillsWithNext(mtu); // the packet that fills the device's budget
+                || pkt >= w.sentHigh && flow.fillsWithNext(mtu); // the packet that fills the device's budget
         boolean ackReq = forceAckReq || last || windowEdge || ++noAckPkts >= MAX_PKTS_PER_ACK;
         lastAskedAck = ackReq;
         if (ackReq) {
@@ -259,12 +301,12 @@ final class Requester {
             qp.flowTake(1);
         }
         boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
-        ByteBuf b = tx.startPacket(qp, op, payload, se, ackReq, psn);
-        if (op.hasReth()) tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
-        if (op.hasImmDt()) tx.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
-        if (op.hasIeth()) tx.ieth.wrap(b, op.iethOffset()).rkey(w.invalidateRkey);
+        ByteBuf b = out.startPacket(qp, op, payload, se, ackReq, psn);
+        if (op.hasReth()) views.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
+        if (op.hasImmDt()) views.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
+        if (op.hasIeth()) views.ieth.wrap(b, op.iethOffset()).rkey(w.invalidateRkey);
         gather(w, offset, payload, b);
-        tx.finishPacket(qp, b);
+        out.finishPacket(qp, b);
     }
 
     /** A READ request resumes after the responses already accepted (IBA 9.7.4.1.4, rxe req_retry). */
@@ -274,21 +316,21 @@ final class Requester {
         // selective repeat: only the gap, up to the first response already placed past it
         long len = Math.min(w.length - done, (long) qp.completer.readHoleRun(w) * qp.mtu);
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
-        ByteBuf b = tx.startPacket(qp, op, 0, false, true, psn);
-        tx.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) len);
-        tx.finishPacket(qp, b);
+        ByteBuf b = out.startPacket(qp, op, 0, false, true, psn);
+        views.reth.wrap(b, op.rethOffset()).write(w.remoteAddr + done, w.rkey, (int) len);
+        out.finishPacket(qp, b);
     }
 
     private void sendAtomic(SendWqe w) {
         Opcode op = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD;
-        ByteBuf b = tx.startPacket(qp, op, 0, false, true, w.firstPsn);
+        ByteBuf b = out.startPacket(qp, op, 0, false, true, w.firstPsn);
         if (op == Opcode.RC_COMPARE_SWAP) {
-            tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.swap, w.compareAdd);
+            views.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.swap, w.compareAdd);
         } else {
             // FETCH_ADD carries the add value in the Swap field; Compare is sent as zero, as rxe_req.c init_req_packet does
-            tx.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.compareAdd, 0);
+            views.atomicEth.wrap(b, op.atomicEthOffset()).write(w.remoteAddr, w.rkey, w.compareAdd, 0);
         }
-        tx.finishPacket(qp, b);
+        out.finishPacket(qp, b);
     }
 
     /** Copies {@code len} bytes at message offset {@code off} from the WQE's gather list into {@code out}. */
@@ -298,20 +340,7 @@ final class Requester {
             out.writeBytes(w.inline, (int) off, len);
             return;
         }
-        int i = 0;
-        long skip = off;
-        while (i < w.numSge && skip >= w.sgeLen[i]) {
-            skip -= w.sgeLen[i];
-            i++;
-        }
-        while (len > 0) {
-            int n = (int) Math.min(len, w.sgeLen[i] - skip);
-            MemoryRegion mr = w.sgeMr[i];
-            out.writeBytes(mr.mem(), mr.offsetOf(w.sgeAddr[i]) + (int) skip, n);
-            len -= n;
-            skip = 0;
-            i++;
-        }
+        CopyData.gather(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, len, out);
     }
 
     /**

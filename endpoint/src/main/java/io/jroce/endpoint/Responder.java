@@ -17,7 +17,10 @@ final class Responder {
     private static final long MAX_DMA_LENGTH = 1L << 31;
 
     private final QueuePair qp;
-    private final Transport tx;
+    private final EngineContext ctx;
+    /** The transmit path: responses, ACKs and NAKs leave through it. */
+    private final PacketOut out;
+    private final HeaderViews views;
     int ePsn;
     int msn;
     private boolean seqNakSent;
@@ -69,9 +72,11 @@ final class Responder {
     private int heldSinceSack;
     private static final int SACK_EVERY = 32;
 
-    Responder(QueuePair qp, Transport tx) {
+    Responder(QueuePair qp, EngineContext ctx) {
         this.qp = qp;
-        this.tx = tx;
+        this.ctx = ctx;
+        this.out = ctx.out();
+        this.views = out.views();
     }
 
     void reset(int rqPsn, int maxDestRdAtomic) {
@@ -89,7 +94,7 @@ final class Responder {
         for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
         nextResource = 0;
         if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
-            if (reorder == null) reorder = new ReorderBuffer(JroceExtensions.OOO_WINDOW, tx);
+            if (reorder == null) reorder = new ReorderBuffer(JroceExtensions.OOO_WINDOW, ctx);
             reorder.clear();
         } else {
             releaseStore();
@@ -99,7 +104,7 @@ final class Responder {
     void onRequest(RocePacket p) {
         QpState st = qp.state;
         if (st != QpState.RTR && st != QpState.RTS && st != QpState.SQD && st != QpState.SQE) {
-            tx.counters().drop(DropReason.QP_STATE);
+            ctx.counters().drop(DropReason.QP_STATE);
             return;
         }
         int psn = p.psn();
@@ -212,7 +217,7 @@ final class Responder {
         sackHi[sackRuns] = psn;
         sackNewGap[sackRuns] = newGap;
         sackRuns++;
-        tx.ackPending(this);
+        ctx.ackPending(this);
     }
 
     /**
@@ -268,9 +273,9 @@ final class Responder {
         sackSentHi = hi;
         qp.counters.sacksSent++;
         Opcode op = Opcode.RC_ACKNOWLEDGE;
-        ByteBuf b = tx.startPacket(qp, op, 0, false, false, ePsn);
-        tx.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), JroceExtensions.sackMsn(offset, count));
-        tx.finishPacket(qp, b);
+        ByteBuf b = out.startPacket(qp, op, 0, false, false, ePsn);
+        views.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), JroceExtensions.sackMsn(offset, count));
+        out.finishPacket(qp, b);
     }
 
     /** Executes held requests from ePSN on, in order, then acknowledges the new ePSN once. */
@@ -288,7 +293,7 @@ final class Responder {
                 int len = reorder.length(psn);
                 byte[] d = reorder.take(psn);
                 if (held.decode(io.netty.buffer.Unpooled.wrappedBuffer(d, 0, len), 0, len) != io.jroce.wire.Problem.NONE) {
-                    tx.counters().drop(DropReason.MALFORMED); // cannot happen: it decoded when it arrived
+                    ctx.counters().drop(DropReason.MALFORMED); // cannot happen: it decoded when it arrived
                     break;
                 }
                 execute(held, psn);
@@ -399,7 +404,7 @@ final class Responder {
             immInv = p.immDt().imm();
         } else if (op.hasIeth()) {
             int rkey = p.ieth().rkey();
-            MemoryRegion target = tx.keys().byRkey(rkey);
+            MemoryRegion target = ctx.keys().byRkey(rkey);
             if (target == null || target.pd() != qp.pd() || !target.rkeyUsable()) {
                 nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "SEND_WITH_INV names unknown rkey 0x" + Integer.toHexString(rkey),
                         r, WcStatus.REM_INV_REQ_ERR);
@@ -422,7 +427,7 @@ final class Responder {
             long va = p.reth().va();
             int rkey = p.reth().rkey();
             long dmaLen = p.reth().dmaLengthUnsigned();
-            MemoryRegion mr = tx.keys().byRkey(rkey);
+            MemoryRegion mr = ctx.keys().byRkey(rkey);
             // IBA C9-88 (rxe check_rkey): a zero-length WRITE need not carry a valid R_Key or VA, so none is checked
             if (dmaLen != 0 && (dmaLen > MAX_DMA_LENGTH || !remoteOk(mr, va, dmaLen, Access.REMOTE_WRITE))) {
                 nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA WRITE to rkey 0x" + Integer.toHexString(rkey)
@@ -483,7 +488,7 @@ final class Responder {
         long va = p.reth().va();
         int rkey = p.reth().rkey();
         long len = p.reth().dmaLengthUnsigned();
-        MemoryRegion mr = tx.keys().byRkey(rkey);
+        MemoryRegion mr = ctx.keys().byRkey(rkey);
         // IBA C9-88: as for WRITE, a zero-length READ is answered without looking at its R_Key or VA
         if (len != 0 && (len > MAX_DMA_LENGTH || !remoteOk(mr, va, len, Access.REMOTE_READ))) {
             nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "RDMA READ from rkey 0x" + Integer.toHexString(rkey)
@@ -548,16 +553,16 @@ final class Responder {
         }
         if (oldestStreaming() != null && !pumpScheduled) {
             pumpScheduled = true;
-            tx.execute(this::pumpReads);
+            ctx.execute(this::pumpReads);
         }
-        tx.flushLater(); // responses written outside a receive pass need their own flush
+        ctx.flushLater(); // responses written outside a receive pass need their own flush
     }
 
     /** Sends every response of the READs still streaming, in PSN order. */
     private void finishReadStreams() {
         ResponderResource r;
         while ((r = oldestStreaming()) != null) sendReadResponse(r);
-        tx.flushLater();
+        ctx.flushLater();
     }
 
     private ResponderResource oldestStreaming() {
@@ -602,10 +607,10 @@ final class Responder {
         }
         Opcode op = Opcode.rcReadResponse(first, last);
         emitPendingAck();
-        ByteBuf b = tx.startPacket(qp, op, payload, false, false, psn);
-        if (op.hasAeth()) tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
+        ByteBuf b = out.startPacket(qp, op, payload, false, false, psn);
+        if (op.hasAeth()) views.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
         if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(va), payload);
-        tx.finishPacket(qp, b);
+        out.finishPacket(qp, b);
         return true;
     }
 
@@ -627,13 +632,13 @@ final class Responder {
             psn = Psn.next(psn);
             va += payload;
         }
-        tx.flushLater();
+        ctx.flushLater();
     }
 
     private void executeAtomic(RocePacket p, Opcode op, int psn) {
         long va = p.atomicEth().va();
         int rkey = p.atomicEth().rkey();
-        MemoryRegion mr = tx.keys().byRkey(rkey);
+        MemoryRegion mr = ctx.keys().byRkey(rkey);
         if ((va & 7) != 0) {
             // rxe RESPST_ERR_MISALIGNED_ATOMIC: invalid request
             nakAndFail(Aeth.NakCode.INVALID_REQUEST, psn, "atomic at misaligned va 0x" + Long.toHexString(va));
@@ -667,10 +672,10 @@ final class Responder {
     private void sendAtomicAck(int psn, long original, int ackMsn) {
         emitPendingAck();
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
-        ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
-        tx.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, ackMsn);
-        tx.atomicAckEth.wrap(b, op.atomicAckEthOffset()).originalData(original);
-        tx.finishPacket(qp, b);
+        ByteBuf b = out.startPacket(qp, op, 0, false, false, psn);
+        views.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, ackMsn);
+        views.atomicAckEth.wrap(b, op.atomicAckEthOffset()).originalData(original);
+        out.finishPacket(qp, b);
     }
 
     /** IBA 9.7.5.1.2 / rxe duplicate_request: re-ACK, re-read, or replay the saved atomic result. */
@@ -695,7 +700,7 @@ final class Responder {
                     }
                     return;
                 }
-                tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
+                ctx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
             }
             case COMPARE_SWAP, FETCH_ADD -> {
                 for (ResponderResource r : resources) {
@@ -704,7 +709,7 @@ final class Responder {
                         return;
                     }
                 }
-                tx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
+                ctx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
             }
             default -> sendAck(Aeth.ACK_UNLIMITED, Psn.add(ePsn, -1)); // C9-105: ack the last PSN accepted
         }
@@ -727,7 +732,7 @@ final class Responder {
         ackPending = true;
         ackPsn = psn;
         ackMsn = msn;
-        tx.ackPending(this);
+        ctx.ackPending(this);
     }
 
     /** Sends the pending coalesced ACK, if any. Called before every other packet of this responder and at each flush. */
@@ -777,9 +782,9 @@ final class Responder {
 
     private void writeAck(int syndrome, int psn, int ackMsn) {
         Opcode op = Opcode.RC_ACKNOWLEDGE;
-        ByteBuf b = tx.startPacket(qp, op, 0, false, false, psn);
-        tx.aeth.wrap(b, op.aethOffset()).write(syndrome, ackMsn);
-        tx.finishPacket(qp, b);
+        ByteBuf b = out.startPacket(qp, op, 0, false, false, psn);
+        views.aeth.wrap(b, op.aethOffset()).write(syndrome, ackMsn);
+        out.finishPacket(qp, b);
     }
 
     private void nakAndFail(Aeth.NakCode code, int psn, String why) {
@@ -795,24 +800,11 @@ final class Responder {
         qp.flushIfError();
     }
 
-    /** Scatters payload into a receive WQE's SGEs at message offset {@code off}; false if a region is gone. */
+    /**
+     * Scatters payload into a receive WQE's SGEs at message offset {@code off}; false if a region is gone. The
+     * callers checked the message against the WQE's capacity first.
+     */
     static boolean scatter(RecvWqe r, long off, ByteBuf src, int srcIdx, int len) {
-        int i = 0;
-        long skip = off;
-        while (i < r.numSge && skip >= r.sgeLen[i]) {
-            skip -= r.sgeLen[i];
-            i++;
-        }
-        int done = 0;
-        while (done < len) {
-            MemoryRegion mr = r.sgeMr[i];
-            if (!mr.isRegistered()) return false;
-            int n = (int) Math.min(len - done, r.sgeLen[i] - skip);
-            mr.mem().setBytes(mr.offsetOf(r.sgeAddr[i]) + (int) skip, src, srcIdx + done, n);
-            done += n;
-            skip = 0;
-            i++;
-        }
-        return true;
+        return CopyData.scatter(r.sgeMr, r.sgeAddr, r.sgeLen, r.numSge, off, src, srcIdx, len) == CopyData.OK;
     }
 }
