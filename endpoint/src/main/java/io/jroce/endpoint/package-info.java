@@ -60,10 +60,26 @@
  * <li>{@code CongestionControl}: the requester's per-QP window: delay target, loss, CNP (DCQCN RP), BDP cap.</li>
  * </ul>
  *
- * <h2>Transport and timers (rxe_net.c, rxe_recv.c, rxe_icrc.c)</h2>
+ * <h2>Who runs the device (rxe_task.c)</h2>
  * <ul>
- * <li>{@code Transport}: the socket and event loop (of one shard); receive dispatch, packet framing, ICRC, batching,
- * handoff of datagrams for another shard's QPs.</li>
+ * <li>{@code DeviceAgent}: runs a shard's loop, on a thread of its own (dedicated) or on the application's threads
+ * that poll and post (invoked, run to completion, with a standby thread while nobody polls).</li>
+ * <li>{@code AgentMode}: dedicated or invoked, chosen per device.</li>
+ * </ul>
+ *
+ * <h2>Transport and timers (rxe_net.c, rxe_recv.c, rxe_icrc.c, rxe_mr.c)</h2>
+ * <ul>
+ * <li>{@code Transport}: one shard of a device: puts the parts below together, ends each cycle with the coalesced
+ * ACKs and one flush, and is the {@code EngineContext} its QPs' engines see.</li>
+ * <li>{@code UdpPort}: the socket, its options, batched receive and send, GSO/GRO, the flush (rxe_net.c).</li>
+ * <li>{@code ReceivePath}: the checks and the dispatch of every datagram read (rxe_recv.c).</li>
+ * <li>{@code TransmitPath}: packets started at their final size, ICRC-stamped, counted, queued (rxe_net.c, rxe_icrc.c).</li>
+ * <li>{@code PacketOut}: the transmit path as the engines see it; {@code HeaderViews}: the flyweights they write with.</li>
+ * <li>{@code EngineContext}: what an engine sees of its shard: the transmit path, clock, timers, counters, keys, flow.</li>
+ * <li>{@code CopyData}: the one walk over a scatter/gather list, gather and scatter (rxe_mr.c copy_data).</li>
+ * <li>{@code QpTable}: the QPs a shard owns, by number.</li>
+ * <li>{@code ShardRouter}: datagrams one shard read for another shard's QP, handed over.</li>
+ * <li>{@code PcapTap}: the capture of what a shard sends and receives.</li>
  * <li>{@code Shards}: a device's event loops and sockets ({@code SO_REUSEPORT}), which QP each owns, summed counters.</li>
  * <li>{@code GsoBatcher}: groups equal-length packets to one peer into UDP GSO super-datagrams.</li>
  * <li>{@code FlowBudget}: flow control: what the QPs of one transport may keep in flight against its receive buffer.</li>
