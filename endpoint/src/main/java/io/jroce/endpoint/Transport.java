@@ -569,7 +569,7 @@ final class Transport {
     private void record(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
         try {
             synchronized (pcap) { // one writer shared by the shards; the pcap path is off by default
-                long now = System.currentTimeMillis() * 1_000_000L;
+                long now = pcap.clock().epochNanos();
                 pcap.writeUdpIpv4(now, src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
             }
         } catch (IOException | RuntimeException e) {
@@ -580,7 +580,7 @@ final class Transport {
     private void record6(byte[] src, int sport, byte[] dst, int dport, ByteBuf b, int len) {
         try {
             synchronized (pcap) {
-                long now = System.currentTimeMillis() * 1_000_000L;
+                long now = pcap.clock().epochNanos();
                 pcap.writeUdpIpv6(now, src, sport, dst, dport, b, b.readerIndex(), len);
             }
         } catch (IOException | RuntimeException e) {
