@@ -50,7 +50,7 @@ import java.util.concurrent.Callable;
             "A UDP GSO super-datagram (one datagram holding several RoCE packets of equal size back to back, "
                     + "as captured on a veth or bridge before segmentation) is shown as its packets, labelled gso=k/n; "
                     + "packet k's ICRC is checked for the IPv4 ID captured + k, the ID its datagram gets when cut.",
-            "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
+            "Exit status: 0 if every packet listed is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
                     + "or an unreadable file."
         })
 public final class InspectCommand implements Callable<Integer> {
