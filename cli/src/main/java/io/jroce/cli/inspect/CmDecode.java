@@ -175,7 +175,7 @@ final class CmDecode {
         m.put(key + "_name", name);
     }
 
-    /** Path Packet Payload MTU (IBA 12.6.5, the REQ's field; ib_verbs.h enum ib_mtu): 1 = 256 .. 5 = 4096 bytes. */
+    /** The REQ's Path Packet Payload MTU (byte 74, bits 7-4; ib_verbs.h enum ib_mtu): 1 = 256 .. 5 = 4096 bytes. */
     static String mtuName(int code) {
         return code >= 1 && code <= 5 ? Integer.toString(128 << code) : "RESERVED_" + code;
     }
@@ -191,7 +191,7 @@ final class CmDecode {
         return String.format(java.util.Locale.ROOT, "%.3f s", micros / 1_000_000);
     }
 
-    /** Management classes (IBA 13.4.4; ib_mad.h IB_MGMT_CLASS_*, vendor ranges 0x09-0x0F and 0x30-0x4F). */
+    /** Management classes (ib_mad.h IB_MGMT_CLASS_*; vendor ranges 0x09-0x0F and 0x30-0x4F). */
     static String mgmtClassName(int c) {
         return switch (c) {
             case 0x01 -> "SUBN_LID_ROUTED";
@@ -210,7 +210,7 @@ final class CmDecode {
         };
     }
 
-    /** MAD methods (IBA 13.4.5; ib_mad.h IB_MGMT_METHOD_*). */
+    /** MAD methods (ib_mad.h IB_MGMT_METHOD_*). */
     static String methodName(int m) {
         return switch (m) {
             case 0x01 -> "GET";
