@@ -10,8 +10,9 @@ import java.io.IOException;
 
 /**
  * Records the datagrams of one shard to the device's capture ({@link DeviceConfig#pcap}), sent and received, with
- * the Ethernet, IP and UDP headers the socket hides synthesised around them. Off during the warm-up; the shards
- * of a device share one writer and take turns on it (capturing is off by default and not a fast path).
+ * the Ethernet, IP and UDP headers the socket hides synthesised around them, stamped by the writer's monotonic
+ * clock (microseconds in the file). Off during the warm-up; the shards of a device share one writer and take turns
+ * on it, stamping inside their turn so that records are in time order (capturing is off by default, not a fast path).
  */
 final class PcapTap {
     private static final Logger log = LoggerFactory.getLogger(PcapTap.class);
@@ -35,7 +36,7 @@ final class PcapTap {
     void record4(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
         try {
             synchronized (live) {
-                live.writeUdpIpv4(nowNanos(), src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
+                live.writeUdpIpv4(live.clock().epochNanos(), src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
             }
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());
@@ -45,14 +46,10 @@ final class PcapTap {
     void record6(byte[] src, int sport, byte[] dst, int dport, ByteBuf b, int len) {
         try {
             synchronized (live) {
-                live.writeUdpIpv6(nowNanos(), src, sport, dst, dport, b, b.readerIndex(), len);
+                live.writeUdpIpv6(live.clock().epochNanos(), src, sport, dst, dport, b, b.readerIndex(), len);
             }
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());
         }
-    }
-
-    private static long nowNanos() {
-        return System.currentTimeMillis() * 1_000_000L;
     }
 }

@@ -25,6 +25,9 @@ import java.util.Map;
  * manager's messages the fields that identify a connection: comm IDs, QPN, starting PSN, service ID and the port
  * it encodes, the rdma_cm address header of a REQ, the reason of a REJ.
  *
+ * <p>A field the specification enumerates is given twice: {@code K}, the value on the wire, and {@code K_name},
+ * what it means ({@code mtu} 3 and {@code mtu_name} "1024"); the text form shows them as {@code mtu=1024 (3)}.
+ *
  * <p>A MAD shorter than 256 bytes is read as if zero-padded, as the Linux MAD layer does (it always reads a full
  * MAD from its receive buffer); its length is then shown as {@code mad_len}.
  */
@@ -56,9 +59,9 @@ final class CmDecode {
         CmAttribute attribute = CmAttribute.of(header.attributeId());
         if (header.mgmtClass() != MadHeader.MGMT_CLASS_CM || attribute == null) {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("mgmt_class", new Unsigned(header.mgmtClass(), 2));
+            named(m, "mgmt_class", new Unsigned(header.mgmtClass(), 2), mgmtClassName(header.mgmtClass()));
             m.put("class_version", header.classVersion());
-            m.put("method", new Unsigned(header.method(), 2));
+            named(m, "method", new Unsigned(header.method(), 2), methodName(header.method()));
             m.put("attr", Unsigned.u16(header.attributeId()));
             m.put("tid", Unsigned.u64(header.transactionId()));
             putLength(m, p);
@@ -72,7 +75,7 @@ final class CmDecode {
             // Linux drops these (mad.c validate_mad, find_mad_agent): show why a peer would ignore the message
             m.put("base_version", header.baseVersion());
             m.put("class_version", header.classVersion());
-            m.put("method", new Unsigned(header.method(), 2));
+            named(m, "method", new Unsigned(header.method(), 2), methodName(header.method()));
         }
         m.put("tid", Unsigned.u64(header.transactionId()));
         m.put("local_comm_id", Unsigned.u32(mad.getInt(24)));
@@ -91,15 +94,14 @@ final class CmDecode {
             }
             case REJ -> {
                 rej.wrap(mad, 0);
-                m.put("rejected", rejectedName(rej.messageRejected()));
-                m.put("reason", rej.reason());
-                m.put("reason_name", CmRej.reasonName(rej.reason()));
+                named(m, "rejected", rej.messageRejected(), rejectedName(rej.messageRejected()));
+                named(m, "reason", rej.reason(), CmRej.reasonName(rej.reason()));
                 m.put("ari_len", rej.rejectInfoLength());
             }
             case MRA -> {
                 mra.wrap(mad, 0);
-                m.put("mraed", rejectedName(mra.messageMraed()));
-                m.put("service_timeout", mra.serviceTimeout());
+                named(m, "mraed", mra.messageMraed(), rejectedName(mra.messageMraed()));
+                named(m, "service_timeout", mra.serviceTimeout(), timeoutName(mra.serviceTimeout()));
             }
             case DREQ -> m.put("remote_qpn", Unsigned.u24(dreq.wrap(mad, 0).remoteQpn()));
             default -> {
@@ -121,13 +123,13 @@ final class CmDecode {
         }
         m.put("qpn", Unsigned.u24(req.localQpn()));
         m.put("starting_psn", Unsigned.u24(req.startingPsn()));
-        m.put("transport", switch (req.transportServiceType()) {
+        named(m, "transport", req.transportServiceType(), switch (req.transportServiceType()) {
             case CmReq.TRANSPORT_RC -> "RC";
             case CmReq.TRANSPORT_UC -> "UC";
             case CmReq.TRANSPORT_XRC -> "XRC";
             default -> "RESERVED_2";
         });
-        m.put("mtu", req.pathMtu());
+        named(m, "mtu", req.pathMtu(), mtuName(req.pathMtu()));
         m.put("resp_res", req.responderResources());
         m.put("init_depth", req.initiatorDepth());
         // rdma_cm puts its header in the REQ private data unless the ids are AF_IB (cma.c cma_user_data_offset);
@@ -165,6 +167,62 @@ final class CmDecode {
         if (p.payloadLength() != MadHeader.MAD_SIZE) {
             m.put("mad_len", p.payloadLength());
         }
+    }
+
+    /** An enumerated field: its value as {@code key} and its meaning as {@code key_name}. */
+    private static void named(Map<String, Object> m, String key, Object value, String name) {
+        m.put(key, value);
+        m.put(key + "_name", name);
+    }
+
+    /** The REQ's Path Packet Payload MTU (byte 74, bits 7-4; ib_verbs.h enum ib_mtu): 1 = 256 .. 5 = 4096 bytes. */
+    static String mtuName(int code) {
+        return code >= 1 && code <= 5 ? Integer.toString(128 << code) : "RESERVED_" + code;
+    }
+
+    /**
+     * A CM timeout field (the MRA's service timeout, the REQ's CM response timeouts): 4.096 us x 2^value,
+     * as a duration.
+     */
+    static String timeoutName(int exponent) {
+        double micros = 4.096 * Math.pow(2, exponent);
+        if (micros < 1000) return String.format(java.util.Locale.ROOT, "%.3f us", micros);
+        if (micros < 1_000_000) return String.format(java.util.Locale.ROOT, "%.3f ms", micros / 1000);
+        return String.format(java.util.Locale.ROOT, "%.3f s", micros / 1_000_000);
+    }
+
+    /** Management classes (ib_mad.h IB_MGMT_CLASS_*; vendor ranges 0x09-0x0F and 0x30-0x4F). */
+    static String mgmtClassName(int c) {
+        return switch (c) {
+            case 0x01 -> "SUBN_LID_ROUTED";
+            case 0x81 -> "SUBN_DIRECTED_ROUTE";
+            case 0x03 -> "SUBN_ADM";
+            case 0x04 -> "PERF_MGMT";
+            case 0x05 -> "BM";
+            case 0x06 -> "DEVICE_MGMT";
+            case MadHeader.MGMT_CLASS_CM -> "CM";
+            case 0x08 -> "SNMP";
+            case 0x10 -> "DEVICE_ADM";
+            case 0x11 -> "BOOT_MGMT";
+            case 0x12 -> "BIS";
+            case 0x21 -> "CONG_MGMT";
+            default -> (c >= 0x09 && c <= 0x0F) || (c >= 0x30 && c <= 0x4F) ? "VENDOR" : "RESERVED";
+        };
+    }
+
+    /** MAD methods (ib_mad.h IB_MGMT_METHOD_*). */
+    static String methodName(int m) {
+        return switch (m) {
+            case 0x01 -> "GET";
+            case 0x02 -> "SET";
+            case MadHeader.METHOD_SEND -> "SEND";
+            case 0x05 -> "TRAP";
+            case 0x06 -> "REPORT";
+            case 0x07 -> "TRAP_REPRESS";
+            case 0x81 -> "GET_RESP";
+            case 0x86 -> "REPORT_RESP";
+            default -> "RESERVED";
+        };
     }
 
     private static String psName(int ps) {

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Splits a capture's RoCEv2 packets into QP conversations and analyses each. Two streaming passes over the
@@ -68,11 +69,11 @@ public final class FlowAnalyzer {
 
     /**
      * Analyses a capture. {@code traceFlow}: 0 for no trace, N to trace flow N, -1 to trace the flow with the
-     * most packets; the trace follows the endpoint that sent more requests.
+     * most packets among those {@code selected}; the trace follows the endpoint that sent more requests.
      *
      * @throws IOException if the file cannot be read (frames before a read error are not reported)
      */
-    Result analyze(Path capture, int traceFlow) throws IOException {
+    Result analyze(Path capture, int traceFlow, Predicate<Flow> selected) throws IOException {
         Map<HalfFlow.Key, HalfFlow> halves = new LinkedHashMap<>();
         long frames = 0;
         try (CaptureReader r = CaptureReader.open(capture)) {
@@ -120,6 +121,9 @@ public final class FlowAnalyzer {
         } else if (traceFlow < 0) {
             long most = -1;
             for (int i = 0; i < flows.size(); i++) {
+                if (!selected.test(flows.get(i))) {
+                    continue;
+                }
                 long n = pairs.get(i)[0].packets + (pairs.get(i)[1] == null ? 0 : pairs.get(i)[1].packets);
                 if (n > most) {
                     most = n;

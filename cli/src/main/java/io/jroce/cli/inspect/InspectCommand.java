@@ -12,9 +12,7 @@ import io.jroce.wire.Problem;
 import io.jroce.wire.RocePacket;
 import io.jroce.wire.RoceV2;
 import io.jroce.wire.pcap.CaptureReader;
-import io.jroce.wire.pcap.LinkType;
 import io.jroce.wire.pcap.PcapFrame;
-import io.jroce.wire.pcap.PcapReader;
 import io.netty.buffer.ByteBuf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,10 +24,9 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.net.InetAddress;
 import java.nio.file.Path;
+import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -40,18 +37,20 @@ import java.util.concurrent.Callable;
  * one line per packet, and verifies its ICRC exactly, over the IP header as captured. A UDP GSO
  * super-datagram (several RoCE packets of one size in one datagram, captured before the kernel cut it;
  * {@link GsoSplit}) is shown as its packets, one line each, labelled {@code gso=k/n}, each ICRC checked for
- * the IPv4 ID its segment leaves with.
+ * the IPv4 ID its segment leaves with. Each line starts with the frame number and its time ({@link TimeColumn});
+ * {@link PacketFilter} and {@code -c} choose the packets listed.
  */
 @Command(name = "inspect",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap or pcapng capture: BTH, extension headers, "
-                    + "payload length, and an exact ICRC check over the captured IP header.",
+            "Decode the RoCEv2 packets (UDP to port 4791) in a pcap or pcapng capture: frame number, time, "
+                    + "addresses, BTH, extension headers, payload length, and an exact ICRC check over the captured "
+                    + "IP header.",
             "A UDP GSO super-datagram (one datagram holding several RoCE packets of equal size back to back, "
                     + "as captured on a veth or bridge before segmentation) is shown as its packets, labelled gso=k/n; "
                     + "packet k's ICRC is checked for the IPv4 ID captured + k, the ID its datagram gets when cut.",
-            "Exit status: 0 if every packet is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
+            "Exit status: 0 if every packet listed is well-formed with a valid ICRC, 1 otherwise, 2 on bad usage "
                     + "or an unreadable file."
         })
 public final class InspectCommand implements Callable<Integer> {
@@ -66,9 +65,35 @@ public final class InspectCommand implements Callable<Integer> {
     @Option(names = "--json", description = "One JSON object per packet and a final summary object.")
     boolean json;
 
-    @Option(names = "--port", paramLabel = "N", defaultValue = "" + RoceV2.UDP_PORT,
+    @Option(names = "--udp-port", paramLabel = "N", defaultValue = "" + RoceV2.UDP_PORT,
             description = "UDP destination port of the RoCEv2 traffic (default: ${DEFAULT-VALUE}).")
     int port;
+
+    @Option(names = {"-t", "--time"}, paramLabel = "FORMAT", defaultValue = "relative",
+            converter = TimeColumn.FormatConverter.class,
+            description = "Time column: relative (seconds since the first frame), absolute (UTC date and time), "
+                    + "delta (seconds since the previous packet listed) or epoch (seconds since 1970); "
+                    + "r, a, d, e for short, as tshark's -t (default: ${DEFAULT-VALUE}). --json has all four.")
+    TimeColumn.Format time;
+
+    @Option(names = "--qpn", paramLabel = "N", converter = PacketFilter.Qpn.class,
+            description = "Only packets to QP N (the BTH destination QP) or, for UD, from it (the DETH source QP); "
+                    + "decimal or 0x hex. With --flows: the flows with QP N at either end.")
+    Integer qpn;
+
+    @Option(names = "--host", paramLabel = "ADDR", converter = PacketFilter.Host.class,
+            description = "Only packets from or to this IPv4 or IPv6 address. With --flows: the flows with ADDR "
+                    + "at either end.")
+    InetAddress host;
+
+    @Option(names = "--opcode", paramLabel = "NAME[,NAME...]", converter = PacketFilter.Opcodes.class,
+            description = "Only packets with one of these opcodes, named as inspect prints them (RC_SEND_ONLY, "
+                    + "RC_ACKNOWLEDGE, UD_SEND_ONLY, CNP, ...; any case) or given as codes (0x11).")
+    BitSet opcodes;
+
+    @Option(names = {"-c", "--count"}, paramLabel = "N",
+            description = "Stop after listing N packets (the ones the filters let through), as tshark's -c.")
+    Long count;
 
     @Option(names = "--flows", description = "Instead of one line per packet, one block (with --json: one object) "
             + "per QP conversation: packets, bytes, goodput, retransmissions, NAKs, RNR waits, ACK round trip.")
@@ -90,68 +115,66 @@ public final class InspectCommand implements Callable<Integer> {
     private final GsoSplit gso = new GsoSplit();
     private long gsoDatagrams;
     private long gsoPackets;
+    private long lastGsoFrame = -1;
     /** packets per opcode name, in opcode order */
     private final Map<Integer, Integer> byOpcode = new TreeMap<>();
     private long packets;
     private long malformed;
     private long badIcrc;
 
+    private PacketFilter filter;
+    private TimeColumn clock;
+    private PrintWriter out;
+
     @Override
     public Integer call() {
         if (port < 0 || port > 0xFFFF) {
-            throw new ParameterException(spec.commandLine(), "--port must be 0..65535, not " + port);
+            throw new ParameterException(spec.commandLine(), "--udp-port must be 0..65535, not " + port);
         }
-        PrintWriter out = spec.commandLine().getOut();
+        if (count != null && count < 1) {
+            throw new ParameterException(spec.commandLine(), "-c must be 1 or more, not " + count);
+        }
+        boolean flowView = flows || graph != null || flow != null;
+        if (flowView && (opcodes != null || count != null || spec.commandLine().getParseResult().hasMatchedOption("-t"))) {
+            throw new ParameterException(spec.commandLine(),
+                    "--opcode, -c and -t choose and time the packets listed; they do not apply to --flows, --graph or --flow");
+        }
+        out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         String name = spec.qualifiedName();
-        if (Files.isDirectory(capture)) {
-            err.println(name + ": " + capture + ": is a directory");
+        CaptureReader reader = CaptureFile.open(capture, name, err);
+        if (reader == null) {
             return Main.EXIT_USAGE;
         }
-        if (flows || graph != null || flow != null) {
-            return FlowInspect.run(capture, port, flows, graph, flow, json ? Json::toJson : null, out, err, name);
+        if (flowView) {
+            try {
+                reader.close(); // the flow view reads the file twice, from the start each time
+            } catch (IOException ignored) {
+                // only read; the flow view reopens it
+            }
+            FlowInspect.Selection selection = new FlowInspect.Selection(qpn, host);
+            return FlowInspect.run(capture, port, selection, flows, graph, flow, json ? Json::toJson : null, out, err, name);
         }
-        CaptureReader reader;
-        try {
-            reader = CaptureReader.open(capture);
-        } catch (NoSuchFileException e) {
-            err.println(name + ": " + capture + ": no such file");
-            return Main.EXIT_USAGE;
-        } catch (AccessDeniedException e) {
-            err.println(name + ": " + capture + ": permission denied");
-            return Main.EXIT_USAGE;
-        } catch (IOException e) {
-            err.println(name + ": " + Main.describe(e));
-            return Main.EXIT_USAGE;
-        }
+        filter = new PacketFilter(qpn, host, opcodes);
+        clock = new TimeColumn(time);
         String readError = null;
         long frames = 0;
         try (reader) {
-            // a pcap file has one link type; a pcapng file has one per interface, checked per frame
-            if (reader instanceof PcapReader pcap && !LinkType.isSupported(pcap.linkType())) {
-                err.println(name + ": " + capture + ": link type " + LinkType.name(pcap.linkType())
-                        + " not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and loopback are)");
-                return Main.EXIT_USAGE;
-            }
-            for (PcapFrame f; (f = reader.next()) != null; ) {
+            for (PcapFrame f; !done() && (f = reader.next()) != null; ) {
                 frames = f.frameNumber();
+                clock.onFrame(f.epochNanos());
                 if (!f.isUdp() || f.dstPort() != port) {
                     continue;
                 }
                 int segment = superDatagramSegment(f);
                 if (segment == 0) {
-                    Map<String, Object> rec = inspect(f, f.udpPayloadOffset(), f.udpPayloadLength(), -1, 0);
-                    out.println(json ? Json.toJson(rec) : text(rec));
+                    list(f, f.udpPayloadOffset(), f.udpPayloadLength(), -1, 0);
                     continue;
                 }
                 int len = f.udpPayloadLength();
                 int n = (len + segment - 1) / segment;
-                gsoDatagrams++;
-                gsoPackets += n;
-                for (int k = 0; k < n; k++) {
-                    int off = f.udpPayloadOffset() + k * segment;
-                    Map<String, Object> rec = inspect(f, off, Math.min(segment, len - k * segment), k, n);
-                    out.println(json ? Json.toJson(rec) : text(rec));
+                for (int k = 0; k < n && !done(); k++) {
+                    list(f, f.udpPayloadOffset() + k * segment, Math.min(segment, len - k * segment), k, n);
                 }
             }
         } catch (IOException e) {
@@ -164,6 +187,27 @@ public final class InspectCommand implements Callable<Integer> {
             return Main.EXIT_FAILURE;
         }
         return malformed == 0 && badIcrc == 0 ? 0 : Main.EXIT_FAILURE;
+    }
+
+    /** {@code -c N} packets have been listed. */
+    private boolean done() {
+        return count != null && packets >= count;
+    }
+
+    /** Lists the packet at [off, off+len) of {@code f} if the filters let it through. */
+    private void list(PcapFrame f, int off, int len, int segment, int segments) {
+        if (!filter.matches(f, f.asByteBuf(), off, len)) {
+            return;
+        }
+        if (segment >= 0) {
+            gsoPackets++;
+            if (f.frameNumber() != lastGsoFrame) {
+                gsoDatagrams++;
+                lastGsoFrame = f.frameNumber();
+            }
+        }
+        Map<String, Object> rec = inspect(f, off, len, segment, segments);
+        out.println(json ? Json.toJson(rec) : text(rec, clock.text(rec)));
     }
 
     // ------------------------------------------------------------------------------------------ decoding
@@ -189,6 +233,7 @@ public final class InspectCommand implements Callable<Integer> {
         ByteBuf buf = f.asByteBuf();
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("frame", f.frameNumber());
+        clock.put(r, f.epochNanos());
         r.put("src", IpText.of(f.srcAddress()));
         r.put("src_port", f.srcPort());
         r.put("dst", IpText.of(f.dstAddress()));
@@ -321,7 +366,7 @@ public final class InspectCommand implements Callable<Integer> {
 
     /** Keys that the text form shows bare (no "key=") or only when true. */
     private static boolean bare(String key) {
-        return key.equals("kind") || key.equals("nak") || key.equals("msg") || key.equals("reason_name");
+        return key.equals("kind") || key.equals("nak") || key.equals("msg");
     }
 
     private static boolean onlyWhenTrue(String key) {
@@ -329,19 +374,21 @@ public final class InspectCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code 16  192.0.2.10:57236 > 192.0.2.11:4791  RC_RDMA_READ_REQUEST  dqpn=0x0000d2 psn=0x123456 ...}.
+     * {@code 16    0.000412  192.0.2.10:57236 > 192.0.2.11:4791  RC_RDMA_READ_REQUEST  dqpn=0x0000d2 psn=0x123456 ...}:
+     * the frame number, {@code time} (the time column's text), then the record.
      */
-    static String text(Map<String, Object> r) {
-        StringBuilder sb = new StringBuilder(160);
-        sb.append(String.format("%5d  %21s > %-21s  %-33s",
+    static String text(Map<String, Object> r, String time) {
+        StringBuilder sb = new StringBuilder(176);
+        sb.append(String.format("%5d  %s  %21s > %-21s  %-33s",
                 (Long) r.get("frame"),
+                time,
                 endpoint((String) r.get("src"), (Integer) r.get("src_port")),
                 endpoint((String) r.get("dst"), (Integer) r.get("dst_port")),
                 r.get("opcode") == null ? "-" : r.get("opcode")));
         for (Map.Entry<String, Object> e : r.entrySet()) {
             String k = e.getKey();
-            if (k.equals("frame") || k.equals("src") || k.equals("src_port") || k.equals("dst")
-                    || k.equals("dst_port") || k.equals("opcode")) {
+            if (k.equals("frame") || k.startsWith("time") || k.equals("src") || k.equals("src_port")
+                    || k.equals("dst") || k.equals("dst_port") || k.equals("opcode")) {
                 continue;
             }
             if (onlyWhenTrue(k) && !Boolean.TRUE.equals(e.getValue())) {
@@ -367,11 +414,23 @@ public final class InspectCommand implements Callable<Integer> {
             sb.append(key).append('[');
             boolean first = true;
             for (Map.Entry<?, ?> e : m.entrySet()) {
+                String k = (String) e.getKey();
+                if (k.endsWith("_name") && m.containsKey(k.substring(0, k.length() - 5))) {
+                    continue; // shown with its value
+                }
                 if (!first) {
                     sb.append(' ');
                 }
                 first = false;
-                appendText(sb, (String) e.getKey(), e.getValue());
+                Object name = m.get(k + "_name");
+                if (name != null) {
+                    // an enumerated field: what it means, then the value on the wire
+                    sb.append(k).append('=').append(name).append(" (");
+                    appendValue(sb, e.getValue());
+                    sb.append(')');
+                } else {
+                    appendText(sb, k, e.getValue());
+                }
             }
             sb.append(']');
             return;
@@ -381,7 +440,13 @@ public final class InspectCommand implements Callable<Integer> {
         }
         if (onlyWhenTrue(key)) {
             sb.append(key);
-        } else if (v instanceof Unsigned u) {
+        } else {
+            appendValue(sb, v);
+        }
+    }
+
+    private static void appendValue(StringBuilder sb, Object v) {
+        if (v instanceof Unsigned u) {
             sb.append(u.hex());
         } else if (v instanceof Boolean b) {
             sb.append(b ? '1' : '0');
@@ -396,12 +461,30 @@ public final class InspectCommand implements Callable<Integer> {
         return (addr.indexOf(':') >= 0 ? "[" + addr + "]" : addr) + ":" + port;
     }
 
+    /** Filters or a count limit were given: the summary counts only the packets listed. */
+    private boolean selective() {
+        return !filter.isEmpty() || count != null;
+    }
+
+    /** The filters and count limit as given, for the JSON summary. */
+    private Map<String, Object> selection() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (qpn != null) m.put("qpn", Unsigned.u24(qpn));
+        if (host != null) m.put("host", IpText.of(host));
+        if (opcodes != null) m.put("opcodes", opcodes.stream().mapToObj(InspectCommand::opcodeName).toList());
+        if (count != null) m.put("count", count);
+        return m;
+    }
+
     private void printSummary(PrintWriter out, long frames) {
         Map<String, Object> by = new LinkedHashMap<>();
         byOpcode.forEach((code, n) -> by.put(opcodeName(code), n));
         if (json) {
             Map<String, Object> s = obj("packets", packets, "by_opcode", by, "malformed", malformed,
                     "bad_icrc", badIcrc, "frames", frames, "port", port);
+            if (selective()) {
+                s.put("selected", selection());
+            }
             if (gsoDatagrams > 0) {
                 s.put("gso_datagrams", gsoDatagrams);
                 s.put("gso_packets", gsoPackets);
@@ -409,8 +492,9 @@ public final class InspectCommand implements Callable<Integer> {
             out.println(Json.toJson(obj("summary", s)));
             return;
         }
-        out.printf("%d RoCEv2 packet%s (UDP port %d) in %d frame%s: %d malformed, %d bad ICRC%n",
-                packets, packets == 1 ? "" : "s", port, frames, frames == 1 ? "" : "s", malformed, badIcrc);
+        out.printf("%d RoCEv2 packet%s%s (UDP port %d) in %d frame%s: %d malformed, %d bad ICRC%n",
+                packets, packets == 1 ? "" : "s", selective() ? " listed" : "", port, frames, frames == 1 ? "" : "s",
+                malformed, badIcrc);
         if (gsoDatagrams > 0) {
             out.printf("%d UDP GSO super-datagram%s (captured before segmentation) held %d of these packets%n",
                     gsoDatagrams, gsoDatagrams == 1 ? "" : "s", gsoPackets);

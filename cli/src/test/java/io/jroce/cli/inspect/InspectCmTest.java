@@ -44,11 +44,11 @@ class InspectCmTest {
             assertTrue(l.get(i).contains(" deth[qkey=0x80010000 src_qp=0x000001] payload_len=256 cm["), l.get(i));
         }
         assertTrue(l.get(0).contains("cm[REQ tid=0x000000071a2b3c4d local_comm_id=0x1a2b3c4d "
-                + "service_id=0x0000000001061c06 ps=TCP port=7174 qpn=0x000011 starting_psn=0xabcde1 transport=RC "
-                + "mtu=3 resp_res=1 init_depth=2 cma[ip_version=4 src=192.0.2.10 dst=192.0.2.11 src_port=40000]]"),
+                + "service_id=0x0000000001061c06 ps=TCP port=7174 qpn=0x000011 starting_psn=0xabcde1 transport=RC (0) "
+                + "mtu=1024 (3) resp_res=1 init_depth=2 cma[ip_version=4 src=192.0.2.10 dst=192.0.2.11 src_port=40000]]"),
                 l.get(0));
         assertTrue(l.get(1).contains("cm[MRA tid=0x000000071a2b3c4d local_comm_id=0x5e6f7081 "
-                + "remote_comm_id=0x1a2b3c4d mraed=REQ service_timeout=24]"), l.get(1));
+                + "remote_comm_id=0x1a2b3c4d mraed=REQ (0) service_timeout=68.719 s (24)]"), l.get(1));
         assertTrue(l.get(2).contains("cm[REP tid=0x000000071a2b3c4d local_comm_id=0x5e6f7081 "
                 + "remote_comm_id=0x1a2b3c4d qpn=0x0000d2 starting_psn=0x123456 resp_res=2 init_depth=1]"), l.get(2));
         assertTrue(l.get(3).contains("cm[RTU tid=0x000000071a2b3c4d local_comm_id=0x1a2b3c4d "
@@ -58,7 +58,7 @@ class InspectCmTest {
         assertTrue(l.get(5).contains("cm[DREP tid=0x000000081a2b3c4d local_comm_id=0x5e6f7081 "
                 + "remote_comm_id=0x1a2b3c4d]"), l.get(5));
         assertTrue(l.get(6).contains("cm[REJ tid=0x000000091a2b3c50 local_comm_id=0x00000000 "
-                + "remote_comm_id=0x1a2b3c50 rejected=REQ reason=12 INVALID_GID ari_len=16]"), l.get(6));
+                + "remote_comm_id=0x1a2b3c50 rejected=REQ (0) reason=INVALID_GID (12) ari_len=16]"), l.get(6));
         assertTrue(l.get(7).contains(" dqpn=0x000055 "), l.get(7));
         assertTrue(l.get(7).contains(" deth[qkey=0x11111111 src_qp=0x000011] payload_len=256 icrc=ok"), l.get(7));
         assertFalse(l.get(7).contains("cm["), l.get(7));
@@ -94,6 +94,10 @@ class InspectCmTest {
         assertEquals(7174, num(cm.get("port")));
         assertEquals(0x11, num(cm.get("qpn")));
         assertEquals(0xabcde1, num(cm.get("starting_psn")));
+        assertEquals(0, num(cm.get("transport")));
+        assertEquals("RC", cm.get("transport_name"));
+        assertEquals(3, num(cm.get("mtu")));
+        assertEquals("1024", cm.get("mtu_name"));
         Map<String, Object> cma = sub(cm, "cma");
         assertEquals(4, num(cma.get("ip_version")));
         assertEquals("192.0.2.10", cma.get("src"));
@@ -111,6 +115,8 @@ class InspectCmTest {
         assertEquals("REJ", cm.get("msg"));
         assertEquals(12, num(cm.get("reason")));
         assertEquals("INVALID_GID", cm.get("reason_name"));
+        assertEquals(0, num(cm.get("rejected")));
+        assertEquals("REQ", cm.get("rejected_name"));
         assertEquals(0, num(cm.get("local_comm_id")));
 
         Map<String, Object> ud = Json.object(l.get(7));
@@ -155,9 +161,9 @@ class InspectCmTest {
         assertTrue(l.get(0).contains(" cm[REQ tid=0x0000000000000055 local_comm_id=0x00000077 "
                 + "service_id=0x0000000001064853 ps=TCP port=18515 qpn=0x000042 starting_psn=0x000099 "), l.get(0));
         assertTrue(l.get(0).contains(" cma[ip_version=0 src=null dst=null src_port=0] mad_len=200] icrc=ok"), l.get(0));
-        assertTrue(l.get(1).contains(" cm[REQ base_version=1 class_version=1 method=0x03 tid=0x0000000000000055 "),
+        assertTrue(l.get(1).contains(" cm[REQ base_version=1 class_version=1 method=SEND (0x03) tid=0x0000000000000055 "),
                 l.get(1));
-        assertTrue(l.get(2).contains(" mad[mgmt_class=0x03 class_version=2 method=0x01 attr=0x0035 "
+        assertTrue(l.get(2).contains(" mad[mgmt_class=SUBN_ADM (0x03) class_version=2 method=GET (0x01) attr=0x0035 "
                 + "tid=0x0000000000000055] icrc=ok"), l.get(2));
         assertTrue(l.get(3).endsWith(" payload_len=20 icrc=ok"), l.get(3));
     }
@@ -203,7 +209,7 @@ class InspectCmTest {
         assertEquals(2, cm.size());
         assertTrue(cm.get(0).contains("cm[REQ ") && cm.get(0).contains(" port=7999 "), cm.get(0));
         assertTrue(cm.get(1).contains("cm[REJ ") && cm.get(1).contains(" local_comm_id=0x00000000 remote_comm_id="
-                + field(cm.get(0), "local_comm_id") + " rejected=REQ reason=8 INVALID_SERVICE_ID"), cm.get(1));
+                + field(cm.get(0), "local_comm_id") + " rejected=REQ (0) reason=INVALID_SERVICE_ID (8)"), cm.get(1));
     }
 
     /** jroce's capture of its rping offering the extensions to rxe's rping (cm-interop.sh): the offer, no answer. */

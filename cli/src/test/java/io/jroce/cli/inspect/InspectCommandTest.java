@@ -256,7 +256,7 @@ class InspectCommandTest {
         assertEquals(2, def.outLines().size());
         assertEquals(1, num(Json.object(def.outLines().get(0)).get("frame")).intValue());
 
-        Cli.Result other = Cli.run("inspect", "--json", "--port", "7000", file.toString());
+        Cli.Result other = Cli.run("inspect", "--json", "--udp-port", "7000", file.toString());
         assertEquals(0, other.exit(), other.out());
         assertEquals(3, other.outLines().size());
         Map<String, Object> p = Json.object(other.outLines().get(0));
@@ -267,7 +267,7 @@ class InspectCommandTest {
         assertEquals(2, num(s.get("packets")).intValue());
         assertEquals(3, num(s.get("frames")).intValue());
 
-        Cli.Result none = Cli.run("inspect", "--port", "9", file.toString());
+        Cli.Result none = Cli.run("inspect", "--udp-port", "9", file.toString());
         assertEquals(0, none.exit());
         assertEquals("0 RoCEv2 packets (UDP port 9) in 3 frames: 0 malformed, 0 bad ICRC", none.outLines().get(0));
     }
@@ -394,8 +394,8 @@ class InspectCommandTest {
     void badArgumentsAreOneLineUsageErrors() {
         assertUsageError(Cli.run("inspect"), "jroce inspect: Missing required parameter: 'CAPTURE'");
         assertUsageError(Cli.run("inspect", "--bogus", "x.pcap"), "Unknown option: '--bogus'");
-        assertUsageError(Cli.run("inspect", "--port", "70000", "x.pcap"), "--port must be 0..65535");
-        assertUsageError(Cli.run("inspect", "--port", "abc", "x.pcap"), "'abc'");
+        assertUsageError(Cli.run("inspect", "--udp-port", "70000", "x.pcap"), "--udp-port must be 0..65535");
+        assertUsageError(Cli.run("inspect", "--udp-port", "abc", "x.pcap"), "'abc'");
         assertUsageError(Cli.run("inspect", "a.pcap", "b.pcap"), "Unmatched argument");
     }
 
@@ -415,7 +415,7 @@ class InspectCommandTest {
     void helpListsTheOptions() {
         Cli.Result r = Cli.run("inspect", "--help");
         assertEquals(0, r.exit());
-        for (String s : new String[] {"CAPTURE", "--json", "--port", "4791"}) {
+        for (String s : new String[] {"CAPTURE", "--json", "--udp-port", "4791"}) {
             assertTrue(r.out().contains(s), s + " in " + r.out());
         }
     }

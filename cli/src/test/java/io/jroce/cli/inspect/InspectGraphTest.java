@@ -106,7 +106,7 @@ class InspectGraphTest {
         Cli.Result zero = Cli.run("inspect", "--graph", tmp.resolve("x.png").toString(), "--flow", "0", LOSSY);
         assertEquals(2, zero.exit());
         Cli.Result empty = Cli.run("inspect", "--graph", tmp.resolve("y.png").toString(),
-                TestData.file("rxe/rc_pingpong.pcap").toString(), "--port", "4792");
+                TestData.file("rxe/rc_pingpong.pcap").toString(), "--udp-port", "4792");
         assertEquals(2, empty.exit());
         assertTrue(empty.err().contains("no RoCEv2 flow"), empty.err());
     }

@@ -19,6 +19,11 @@ import java.nio.file.Path;
  * Identification and flags the caller passes, i.e. the values its ICRC was computed over. An exact ICRC
  * re-check of the written frame therefore passes.
  *
+ * <p>Every write method takes the record's timestamp in nanoseconds since the Unix epoch and stores it to
+ * the microsecond. A recorder stamps its records with the writer's {@link #clock()} (wall-clock start,
+ * monotonic advance, sub-microsecond resolution), so the records of a live capture never go backwards and
+ * their spacing is real.
+ *
  * <p>All write methods are synchronized, so several threads may record into one writer.
  */
 public final class PcapWriter implements Closeable, Flushable {
@@ -29,17 +34,27 @@ public final class PcapWriter implements Closeable, Flushable {
     private static final int UDP_HEADER = 8;
 
     private final OutputStream out;
+    private final CaptureClock clock;
     private final byte[] recordHeader = new byte[16];
     private long frames;
     private boolean closed;
 
-    /** Creates (or truncates) a capture file and writes the file header. */
+    /** Creates (or truncates) a capture file and writes the file header; its clock starts now. */
     public PcapWriter(Path file) throws IOException {
         this(Files.newOutputStream(file));
     }
 
-    /** Writes a capture to a stream, starting with the file header. Closing the writer closes the stream. */
+    /**
+     * Writes a capture to a stream, starting with the file header; its clock starts now. Closing the writer
+     * closes the stream.
+     */
     public PcapWriter(OutputStream stream) throws IOException {
+        this(stream, CaptureClock.start());
+    }
+
+    /** Writes a capture to a stream, starting with the file header, with {@code clock} as its {@link #clock()}. */
+    public PcapWriter(OutputStream stream, CaptureClock clock) throws IOException {
+        this.clock = clock;
         this.out = stream instanceof BufferedOutputStream ? stream : new BufferedOutputStream(stream, 1 << 16);
         byte[] h = new byte[24];
         putLeInt(h, 0, 0xA1B2C3D4);
@@ -217,6 +232,15 @@ public final class PcapWriter implements Closeable, Flushable {
         out.write(recordHeader);
         out.write(frame, off, incl);
         frames++;
+    }
+
+    /**
+     * The clock to stamp this capture's records with: {@code writeUdpIpv4(writer.clock().epochNanos(), ...)}.
+     * Read it under the writer's lock when several threads record, so the records are written in the order of
+     * their stamps.
+     */
+    public CaptureClock clock() {
+        return clock;
     }
 
     /** Frames written so far. */
