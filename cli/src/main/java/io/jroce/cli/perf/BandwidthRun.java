@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.conn.ExchangeChannel;
 import io.jroce.cli.conn.PerftestHandshake;
@@ -132,7 +133,7 @@ final class BandwidthRun extends PerfRun {
             now = System.nanoTime();
             if (n == 0) {
                 if (now - lastCompletionAt > s.timeout().toNanos()) {
-                    throw new IOException("no completion for " + Converters.seconds(s.timeout()) + " after " + totC + " of " + (dur ? "the" : String.valueOf(total))
+                    throw new PeerTimeout("no completion for " + Converters.seconds(s.timeout()) + " after " + totC + " of " + (dur ? "the" : String.valueOf(total))
                             + " messages: the peer stopped or its packets do not reach us; " + qps.get(0).describe());
                 }
             } else {
@@ -201,7 +202,7 @@ final class BandwidthRun extends PerfRun {
                 if (sock.poll(Duration.ofMillis(1))) break; // the client finished and is syncing
             }
             if (n == 0 && now - lastActivity > s.timeout().toNanos()) {
-                throw new IOException("no message for " + Converters.seconds(s.timeout()) + " after " + rcnt + (dur ? "" : " of " + total)
+                throw new PeerTimeout("no message for " + Converters.seconds(s.timeout()) + " after " + rcnt + (dur ? "" : " of " + total)
                         + ": the client stopped or its packets do not reach us; " + qps.get(0).describe());
             }
             progress.tick(now, rcnt, dur ? -1 : total, s.size());

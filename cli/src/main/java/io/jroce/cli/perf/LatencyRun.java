@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
@@ -195,7 +196,7 @@ final class LatencyRun extends PerfRun {
             long now = System.nanoTime();
             if (now >= deadline) return false;
             if (now - start > limit) {
-                throw new IOException("the peer's RDMA WRITE #" + (value & 0xFF) + " (mod 256) did not arrive within " + Converters.seconds(s.timeout())
+                throw new PeerTimeout("the peer's RDMA WRITE #" + (value & 0xFF) + " (mod 256) did not arrive within " + Converters.seconds(s.timeout())
                         + ": it stopped or its packets do not reach us; " + qps.get(0).describe());
             }
             // the event loop needs a CPU to deliver the write: after a short spin, give ours away
@@ -220,7 +221,7 @@ final class LatencyRun extends PerfRun {
             long now = System.nanoTime();
             if (now >= deadline) return false;
             if (now - start > s.timeout().toNanos()) {
-                throw new IOException("no " + (cq == recvCq ? "receive" : "send") + " completion for " + Converters.seconds(s.timeout()) + " after " + count
+                throw new PeerTimeout("no " + (cq == recvCq ? "receive" : "send") + " completion for " + Converters.seconds(s.timeout()) + " after " + count
                         + " messages: the peer stopped or its packets do not reach us; " + qps.get(0).describe());
             }
         }

@@ -2,8 +2,10 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.OptionHelp;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Device;
@@ -20,6 +22,7 @@ import picocli.CommandLine.Spec;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -39,7 +42,7 @@ import java.util.concurrent.Callable;
                     + "peers on rxe need '-x <index of their RoCEv2 GID of our IP version>' (e.g. -x 1 for IPv4).",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
-public final class PerfCommand implements Callable<Integer> {
+public final class PerfCommand implements Callable<Integer>, OptionHelp {
     enum Verb { SEND, WRITE, READ, ATOMIC }
 
     @Spec
@@ -102,6 +105,17 @@ public final class PerfCommand implements Callable<Integer> {
     OobOptions oob = new OobOptions();
 
 
+    @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The TCP exchange listens on it too (or on --oob). Required for a server; "
+                        + "a client defaults to the address the kernel routes towards HOST.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
+                        + "the smaller of both sides' is used.",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
+                "--timeout", PeerWaits.TIMEOUT_HELP + " A passive server (write, read and atomic bandwidth) waits as long as traffic flows.");
+    }
+
     /** One-line error for an unknown TEST. */
     static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
         @Override
@@ -157,19 +171,28 @@ public final class PerfCommand implements Callable<Integer> {
         InetAddress local = device.bind(spec);
         if (local == null) {
             if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
-            local = LocalAddress.towards(peerHost);
+            local = DeviceOptions.sourceTowards(spec, peerHost, "HOST", "--bind");
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        DeviceOptions.checkLocal(spec, local);
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         int ext = extensions(jroceExtensions);
-        try (Device dev = Device.open(device.config(spec, local));
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
-             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext) : null) {
+             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext).waitingForClient(waits.clientWait()) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,
-                    json, waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm);
+                    json, waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm,
+                    waits.clientWait());
             try {
-                int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+                int rc;
+                try {
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+                } catch (PeerTimeout e) {
+                    throw waits.named(e);
+                } catch (java.net.BindException e) {
+                    throw new ParameterException(spec.commandLine(), e.getMessage(), e); // -p in use, as a bad argument
+                }
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {

@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.wire.IpText;
 import io.jroce.cli.Converters;
 import io.jroce.cli.Json;
@@ -45,13 +46,14 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** What the command decided. */
+    /** {@code clientWait}: how long a server waits for its client, null until interrupted. */
     /** {@code oob}: the local address of the TCP exchange (--oob), or null: a server listens on {@code local}, a client connects from any. */
     record Settings(Test test, InetAddress host, InetAddress local, InetAddress oob, int port, long size, long iters, Duration duration,
                     Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, int extensions,
-                    PerfCm cm) {
+                    PerfCm cm, Duration clientWait) {
         Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
                  Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, PerfCm cm) {
-            this(test, host, local, null, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm);
+            this(test, host, local, null, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm, timeout);
         }
 
         /** -R: the exchange and the test QPs' connections go through the connection manager. */
@@ -133,7 +135,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         } else if (client) {
             hs = PerftestHandshake.connect(s.host(), s.port(), s.oob(), s.timeout());
         } else {
-            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.timeout());
+            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.clientWait(), s.timeout());
         }
         try (hs) {
             PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());
@@ -370,7 +372,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
                 packets = p;
                 idleSince = now;
             } else if (now - idleSince > s.timeout().toNanos()) {
-                throw new IOException("neither traffic nor " + what + " for " + Converters.seconds(s.timeout())
+                throw new PeerTimeout("neither traffic nor " + what + " for " + Converters.seconds(s.timeout())
                         + ": the client stopped; check its output");
             }
         }

@@ -1,7 +1,9 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.OptionHelp;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.Main;
 import io.jroce.cli.conn.LocalAddress;
@@ -39,6 +41,7 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -66,7 +69,7 @@ import java.util.concurrent.TimeUnit;
             "Peers on rxe need '-g <index of their IPv4 GID>', e.g. 'ibv_rc_pingpong -d rxe0 -g 1'.",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
-public final class PingpongCommand implements Callable<Integer> {
+public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     static final int PAGE_SIZE = 4096;
     private static final long RECV_WRID = 1;
     private static final long SEND_WRID = 2;
@@ -122,6 +125,16 @@ public final class PingpongCommand implements Callable<Integer> {
     private PrintWriter out;
 
     @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The TCP exchange listens on it too (or on --oob). Required for a server; "
+                        + "a client defaults to the address the kernel routes towards HOST.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: 1024, as ibv_rc_pingpong; with --ud the interface's MTU less the RoCE "
+                        + "headers (the port MTU, as rdma_rxe takes it).",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+    }
+
+    @Override
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         Params p = validate();
@@ -129,19 +142,27 @@ public final class PingpongCommand implements Callable<Integer> {
         InetAddress local = device.bind(spec);
         if (local == null) {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
-            local = LocalAddress.towards(peerHost);
+            local = DeviceOptions.sourceTowards(spec, peerHost, "HOST", "--bind");
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        DeviceOptions.checkLocal(spec, local);
         if (p.mtu == null) {
             Mtu m = LocalAddress.activeMtu(local);
             checkUdSize(p.size, m);
             p = new Params(p.size, p.iters, m, p.rxDepth);
         }
         InetAddress oobLocal = oob.local(spec);
-        try (Device dev = Device.open(device.config(spec, local).portMtu(p.mtu));
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
-                int rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
+                int rc;
+                try {
+                    rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
+                } catch (PeerTimeout e) {
+                    throw waits.named(e);
+                } catch (java.net.BindException e) {
+                    throw new ParameterException(spec.commandLine(), e.getMessage(), e); // -p in use, as a bad argument
+                }
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -221,7 +242,7 @@ public final class PingpongCommand implements Callable<Integer> {
         if (client) {
             remote = RcPingpongHandshake.client(peerHost, port, oobLocal, me, timeout);
         } else {
-            remote = RcPingpongHandshake.server(oobLocal != null ? oobLocal : local, port, me, timeout, connect);
+            remote = RcPingpongHandshake.server(oobLocal != null ? oobLocal : local, port, me, waits.clientWait(), timeout, connect);
         }
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", remote.lid(), remote.qpn(), remote.psn(), remote.gid());
         out.flush();
@@ -247,7 +268,7 @@ public final class PingpongCommand implements Callable<Integer> {
         while (rcnt < p.iters || scnt < p.iters) {
             int n = cq.poll(wcs, 2, timeoutNanos, TimeUnit.NANOSECONDS);
             if (n == 0) {
-                throw new IOException("no completion within " + Converters.seconds(timeout) + " after " + scnt + " sends and " + rcnt
+                throw new PeerTimeout("no completion within " + Converters.seconds(timeout) + " after " + scnt + " sends and " + rcnt
                         + " receives: the peer stopped or its packets do not reach us (check its output and --bind); QP "
                         + qp.describe());
             }
