@@ -36,7 +36,7 @@ final class BandwidthRun extends PerfRun {
             // the server takes no part: wait (watching the traffic) for the client's end-of-test sync
             awaitPeer(hs.socket(), "the client's end of test");
             BwReport theirs = hs.finish(test, k0, new BwReport(0, 0, 0, 0, 0));
-            print(PerfReport.bwLine(theirs));
+            print(PerfReport.bwLine(gbits ? PerfReport.inGbits(theirs) : theirs));
             print(PerfReport.RESULT_LINE);
             putBw(theirs, "peer");
             return done();
@@ -49,7 +49,7 @@ final class BandwidthRun extends PerfRun {
         hs.beforeTraffic(test, k0);
         printBwHeader();
         BwReport mineReport = client ? runBwClient() : runBwServer(hs.socket());
-        print(PerfReport.bwLine(mineReport));
+        print(PerfReport.bwLine(gbits ? PerfReport.inGbits(mineReport) : mineReport));
         print(PerfReport.RESULT_LINE);
         flush();
         putBw(mineReport, "local");
@@ -60,7 +60,7 @@ final class BandwidthRun extends PerfRun {
 
     private void printBwHeader() {
         print(PerfReport.RESULT_LINE);
-        print(PerfReport.RESULT_FMT);
+        print(gbits ? PerfReport.RESULT_FMT_G : PerfReport.RESULT_FMT);
         flush();
     }
 
@@ -152,7 +152,7 @@ final class BandwidthRun extends PerfRun {
                     totC++;
                 }
             }
-            progress.tick(now, totC, dur ? -1 : total, s.size());
+            progress.tick(now, totC, dur ? -1 : total, s.size(), start, lastCompletionAt);
         }
         long end = System.nanoTime();
         if (!peak) tcompleted[0] = dur ? lastCompletionAt : end;
@@ -205,7 +205,7 @@ final class BandwidthRun extends PerfRun {
                 throw new PeerTimeout("no message for " + Converters.seconds(s.timeout()) + " after " + rcnt + (dur ? "" : " of " + total)
                         + ": the client stopped or its packets do not reach us; " + qps.get(0).describe());
             }
-            progress.tick(now, rcnt, dur ? -1 : total, s.size());
+            progress.tick(now, rcnt, dur ? -1 : total, s.size(), rcnt == 0 ? start : first, last);
         }
         long end = dur ? last : System.nanoTime();
         long[] tp = {rcnt == 0 ? start : first};

@@ -98,7 +98,7 @@ final class LatencyRun extends PerfRun {
             qp.postSend(wr.wrId(scnt));
             scnt++;
             awaitOne(sendCq, wc, scnt);
-            progress.tick(t, scnt, dur ? -1 : s.iters(), s.size());
+            progress.tickLat(t, scnt, dur ? -1 : s.iters(), s.size(), !test.isReadOrAtomic());
         }
         return new long[] {scnt, System.nanoTime() - start};
     }
@@ -131,7 +131,7 @@ final class LatencyRun extends PerfRun {
                 qp.postSend(wr.wrId(scnt));
                 scnt++;
                 if (!awaitOne(sendCq, wc, scnt, dur ? deadline + s.timeout().toNanos() : Long.MAX_VALUE)) break;
-                progress.tick(t, scnt, dur ? -1 : iters, s.size());
+                progress.tickLat(t, scnt, dur ? -1 : iters, s.size(), !test.isReadOrAtomic());
             }
         }
         return new long[] {dur ? rcnt : scnt, System.nanoTime() - start};
@@ -171,7 +171,7 @@ final class LatencyRun extends PerfRun {
                 if (!dur) tposted[(int) scnt] = t;
                 buf.put(postIdx, (byte) ++scnt);
                 qp.postSend(wr.wrId(scnt));
-                progress.tick(t, scnt, dur ? -1 : iters, s.size());
+                progress.tickLat(t, scnt, dur ? -1 : iters, s.size(), !test.isReadOrAtomic());
             }
             if (ccnt < iters) {
                 if (!awaitOne(sendCq, wc, ccnt, dur ? deadline + s.timeout().toNanos() : Long.MAX_VALUE)) break;

@@ -95,6 +95,16 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
     boolean json;
 
+    @Option(names = "--report_gbits", description = "Report bandwidth in Gb/sec (10^9 bits) instead of MB/sec (2^20 bytes), as perftest's --report_gbits.")
+    boolean reportGbits;
+
+    @Option(names = {"-F", "--CPU-freq"}, description = "Accepted for perftest command lines and does nothing: jroce measures time "
+            + "with the JVM's nanosecond clock, not CPU cycles, so the CPU frequency does not change its results.")
+    boolean cpuFreq;
+
+    @Mixin
+    IbDevice ibDevice = new IbDevice();
+
     @Mixin
     PeerWaits waits = new PeerWaits();
 
@@ -165,6 +175,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
                     + "the peer's -x (1 on rxe) is its own index");
         }
         waits.check(spec);
+        ibDevice.check(spec);
         long total = 2 * Math.max(sz, PerftestHandshake.DEFAULT_CYCLE_BUFFER) * qpCount;
         if (total > (1L << 31)) usage("-s/--size times -q/--qp needs " + total + " bytes of buffers; at most 2 GiB");
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
@@ -175,6 +186,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
         DeviceOptions.checkLocal(spec, local);
+        ibDevice.note(spec.commandLine().getErr(), "perf", local);
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         int ext = extensions(jroceExtensions);
@@ -187,7 +199,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             try {
                 int rc;
                 try {
-                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);
                 } catch (java.net.BindException e) {

@@ -32,6 +32,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -107,6 +108,15 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     List<Keys> theirs;
 
     /** The run of {@code s.test()}: a bandwidth or a latency test. */
+    /** --report_gbits: bandwidth in Gb/sec rather than MB/sec. */
+    boolean gbits;
+
+    /** Bandwidth in Gb/sec (perftest's --report_gbits) instead of MB/sec. */
+    PerfRun reportGbits(boolean on) {
+        gbits = on;
+        return this;
+    }
+
     static PerfRun of(Settings s, Device dev, PrintWriter out, PrintWriter err) {
         return s.test().isLatency() ? new LatencyRun(s, dev, out, err) : new BandwidthRun(s, dev, out, err);
     }
@@ -420,14 +430,31 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             this.last = start;
         }
 
-        /** The line, if a second has passed since the last one and the run is 2 s old; {@code total} -1: a -D run. */
-        void tick(long now, long done, long total, long size) {
+        /**
+         * The line, if a second has passed since the last one and the run is 2 s old; {@code total} -1: a -D run.
+         * {@code from} and {@code to} are the stamps the final table will divide by ({@link PerfReport#bw} without
+         * peak: the first post or receive and the last completion), so the line and the table are one measure of
+         * one counter, the table's only later.
+         */
+        void tick(long now, long done, long total, long size, long from, long to) {
             if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
             last = now;
-            double secs = (now - start) / 1e9;
             String of = total < 0 ? "" : " of " + total;
-            err.printf("jroce perf: %.0f s, %d%s messages, %.0f msg/sec, %.2f MB/sec%n", secs, done, of, done / secs,
-                    done * (double) size / secs / PerfReport.MB);
+            PerftestHandshake.BwReport r = PerfReport.bw(size, done, new long[] {from}, new long[] {Math.max(to, from + 1)}, false, 1);
+            if (gbits) r = PerfReport.inGbits(r);
+            err.printf(Locale.ROOT, "jroce perf: %.0f s: %d%s iterations, BW average %.2f %s, MsgRate %.6f Mpps%n",
+                    (now - start) / 1e9, done, of, r.bwAvg(), gbits ? "Gb/sec" : "MB/sec", r.msgRate());
+            err.flush();
+        }
+
+        /** As {@link #tick}, for a latency test: the average latency and rate of the -D latency table. */
+        void tickLat(long now, long done, long total, long size, boolean roundTrip) {
+            if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
+            last = now;
+            String of = total < 0 ? "" : " of " + total;
+            PerfReport.LatDur d = PerfReport.latDuration(size, done, now - start, roundTrip);
+            err.printf(Locale.ROOT, "jroce perf: %.0f s: %d%s iterations, t_avg %.2f usec, %.2f tps%n", (now - start) / 1e9, done, of,
+                    d.tAvg(), d.tps());
             err.flush();
         }
     }

@@ -113,6 +113,9 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     boolean check;
 
     @Mixin
+    IbDevice ibDevice = new IbDevice();
+
+    @Mixin
     PeerWaits waits = new PeerWaits();
 
     @Mixin
@@ -146,6 +149,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
         DeviceOptions.checkLocal(spec, local);
+        ibDevice.note(spec.commandLine().getErr(), "pingpong", local);
         if (p.mtu == null) {
             Mtu m = LocalAddress.activeMtu(local);
             checkUdSize(p.size, m);
@@ -196,6 +200,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
                     + "(the --bind address); the peer's -g (1 on rxe) is its own index");
         }
         waits.check(spec);
+        ibDevice.check(spec);
         return new Params((int) size, (int) iters, mtu, rxDepth);
     }
 
