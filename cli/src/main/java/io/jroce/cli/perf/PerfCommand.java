@@ -186,6 +186,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
         DeviceOptions.checkLocal(spec, local);
+        if (peerHost == null && !rdmaCm) oob.checkListen(spec, local, port);
         ibDevice.note(spec.commandLine().getErr(), "perf", local);
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);

@@ -104,7 +104,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     @Option(names = {"-g", "--gid-idx"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the --bind address).")
     Integer gidIndex;
 
-    @Option(names = {"-l", "--sl"}, paramLabel = "SL", defaultValue = "0", description = "Service level (accepted and ignored).")
+    @Option(names = {"-l", "--sl"}, paramLabel = "SL", defaultValue = "0", description = "Service level (accepted and ignored; default: ${DEFAULT-VALUE}).")
     int sl;
 
     @Option(names = {"-c", "--chk"}, description = "Validate the received buffer (client): byte 0 of every 4096-byte page is zeroed before the first send, "
@@ -149,6 +149,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
         DeviceOptions.checkLocal(spec, local);
+        if (peerHost == null) oob.checkListen(spec, local, port);
         ibDevice.note(spec.commandLine().getErr(), "pingpong", local);
         if (p.mtu == null) {
             Mtu m = LocalAddress.activeMtu(local);
