@@ -90,6 +90,25 @@ class PerfCommandTest {
         assertTrue(r.out().contains(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:01:0"), r.out());
     }
 
+    /** What perftest users type first: -d, -i, --report_gbits, -F. */
+    @Test
+    void perftestFirstOptionsWork() throws Exception {
+        Cli.Result[] r = run("write", "-n", "30", "-s", "4096", "--report_gbits", "-F", "-d", "rxe0", "-i", "1");
+        for (Cli.Result side : r) {
+            List<String> lines = side.outLines();
+            int h = lines.indexOf(PerfReport.RESULT_FMT_G);
+            assertTrue(h > 0, side.out());
+            assertTrue(BW_ROW.matcher(lines.get(h + 1)).matches(), lines.get(h + 1));
+        }
+        assertTrue(r[1].err().contains("jroce perf: note: -d rxe0 is not opened; jroce runs its own device jroce0 on 127.0.1.2"), r[1].err());
+        // Gb/sec are 10^9 bits: 1000 MB/sec (2^20 bytes) is 8.388608 Gb/sec
+        var g = PerfReport.inGbits(new io.jroce.cli.conn.PerftestHandshake.BwReport(4096, 30, 500, 1000, 0.25));
+        assertEquals(8.388608, g.bwAvg(), 1e-9);
+        assertEquals(4.194304, g.bwPeak(), 1e-9);
+        assertEquals(0.25, g.msgRate());
+        usageError("invalid -i/--ib-port 2: our device has one port, 1", "perf", "write", "--bind", "127.0.1.1", "-i", "2");
+    }
+
     @Test
     void sendBandwidth() throws Exception {
         Cli.Result[] r = run("send", "-n", "40", "-s", "9000", "-m", "4096");
