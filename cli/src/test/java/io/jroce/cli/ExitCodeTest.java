@@ -91,6 +91,7 @@ class ExitCodeTest {
                 // 1: a failure at run time
                 row(1, "--timeout 1 s", "pingpong", "--bind", L1, "--timeout", "1", L2),
                 row(1, "--timeout 1 s", "perf", "write", "--bind", L1, "--timeout", "1", L2),
+                row(1, "no connection request on port 7174 within --timeout 0.3 s", "rping", "-s", "-a", L1, "--timeout", "300ms"),
                 row(1, "compare b", "node", "--bind", L1, "--script", dir.resolve("fails.jroce").toString()),
                 // 0: success
                 row(0, "", "node", "--bind", L1, "--socket-buffer", "4m", "--script", echo));

@@ -73,8 +73,9 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
     @Option(names = "-C", paramLabel = "COUNT", defaultValue = "0", description = "Ping count (client; 0, the default, pings until interrupted).")
     int count;
 
-    @Option(names = "-S", paramLabel = "SIZE", defaultValue = "64", description = "Ping data size, " + RpingSession.MIN_SIZE + ".." + RpingSession.MAX_SIZE + " (default: ${DEFAULT-VALUE}).")
-    int size;
+    @Option(names = "-S", paramLabel = "SIZE", defaultValue = "64", converter = Converters.Size.class,
+            description = "Ping data size, " + RpingSession.MIN_SIZE + ".." + RpingSession.MAX_SIZE + ", e.g. 4k (default: ${DEFAULT-VALUE}).")
+    long size;
 
     @Option(names = "-v", description = "Display ping data to stdout.")
     boolean verbose;
@@ -91,10 +92,10 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
                     + "control), all. Used only when both sides are jroce and name them; any other peer ignores the offer.")
     String jroceExtensions;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0",
-            description = "Give up after this many seconds without the connection coming up (0, the default: wait as rping does; "
-                    + "a client still gives up when the CM's retries run out).")
-    int timeoutSeconds;
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0", converter = Converters.Time.class,
+            description = "Give up after this long without the connection coming up: seconds, or e.g. 500ms (0, the default: "
+                    + "wait as rping does; a client still gives up when the CM's retries run out).")
+    Duration timeoutGiven;
 
     @Mixin
     DeviceOptions device = new DeviceOptions();
@@ -117,7 +118,7 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
         }
         if (count < 0) usage("Invalid count " + count);
         if (port < 1 || port > 65535) usage("invalid -p " + port + ": must be 1..65535");
-        if (timeoutSeconds < 0) usage("invalid --timeout " + timeoutSeconds);
+        if (timeoutGiven.compareTo(Duration.ofDays(1)) > 0) usage("invalid --timeout " + Converters.seconds(timeoutGiven) + ": at most 86400 s");
         int ext = 0;
         try {
             ext = Converters.jroceExtensions(jroceExtensions);
@@ -149,10 +150,10 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
             peer = DeviceOptions.peerFor(spec, local, peer, "-a");
         }
         DeviceOptions.checkLocal(spec, local, localOption);
-        RpingSession.Options o = new RpingSession.Options(size, validate, verbose, debug);
+        RpingSession.Options o = new RpingSession.Options((int) size, validate, verbose, debug);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Duration timeout = timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds);
+        Duration timeout = timeoutGiven.isZero() ? null : timeoutGiven;
         try (Device dev = DeviceOptions.open(spec, device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
              CmSide side = CmSide.open(dev, mtu(local), out, err, debug)) {
