@@ -48,8 +48,21 @@ final class BandwidthRun extends PerfRun {
         }
         hs.beforeTraffic(test, k0);
         printBwHeader();
-        BwReport mineReport = client ? runBwClient() : runBwServer(hs.socket());
-        print(PerfReport.bwLine(gbits ? PerfReport.inGbits(mineReport) : mineReport));
+        BwReport mineReport;
+        if (client && allSizes) {
+            // perftest's -a: sizes 2, 4, ... 2^23 one after the other on the same QPs, a row each; the (passive)
+            // server hears of the last only, in the report exchange
+            mineReport = null;
+            for (long size = 2; size <= ALL_SIZES_MAX; size <<= 1) {
+                msgSize = size;
+                mineReport = runBwClient();
+                print(PerfReport.bwLine(gbits ? PerfReport.inGbits(mineReport) : mineReport));
+                flush();
+            }
+        } else {
+            mineReport = client ? runBwClient() : runBwServer(hs.socket());
+            print(PerfReport.bwLine(gbits ? PerfReport.inGbits(mineReport) : mineReport));
+        }
         print(PerfReport.RESULT_LINE);
         flush();
         putBw(mineReport, "local");
@@ -152,11 +165,11 @@ final class BandwidthRun extends PerfRun {
                     totC++;
                 }
             }
-            progress.tick(now, totC, dur ? -1 : total, s.size(), start, lastCompletionAt);
+            progress.tick(now, totC, dur ? -1 : total, msgSize, start, lastCompletionAt);
         }
         long end = System.nanoTime();
         if (!peak) tcompleted[0] = dur ? lastCompletionAt : end;
-        return PerfReport.bw(s.size(), totC, tposted, tcompleted, peak, cqMod);
+        return PerfReport.bw(msgSize, totC, tposted, tcompleted, peak, cqMod);
     }
 
     /** How long a timed client waits past its duration for the messages still in flight: a tenth of the duration, 0.2 to 2 s. */

@@ -95,6 +95,10 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
     boolean json;
 
+    @Option(names = {"-a", "--all"}, description = "Run every size from 2 to 2^23 bytes (8 MiB) in turn, a row each, as perftest's "
+            + "-a (write and read bandwidth; give -a on both sides, so that the server's buffer holds the largest). Excludes -s and -D.")
+    boolean allSizes;
+
     @Option(names = "--report_gbits", description = "Report bandwidth in Gb/sec (10^9 bits) instead of MB/sec (2^20 bytes), as perftest's --report_gbits.")
     boolean reportGbits;
 
@@ -156,7 +160,13 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             case READ -> lat ? Test.READ_LAT : Test.READ_BW;
             case ATOMIC -> lat ? Test.ATOMIC_LAT : Test.ATOMIC_BW;
         };
-        long sz = size != null ? size : verb == Verb.ATOMIC ? 8 : lat ? 2 : 65536;
+        if (allSizes) {
+            if (lat || (verb != Verb.WRITE && verb != Verb.READ)) usage("-a/--all applies to write and read bandwidth tests");
+            if (size != null) usage("-a/--all and -s/--size exclude each other");
+            if (duration != null) usage("-a/--all and -D/--duration exclude each other");
+            if (json) usage("-a/--all prints a row per size; --json reports one size");
+        }
+        long sz = allSizes ? PerfRun.ALL_SIZES_MAX : size != null ? size : verb == Verb.ATOMIC ? 8 : lat ? 2 : 65536;
         if (verb == Verb.ATOMIC && sz != 8) usage("atomic tests use 8-byte messages; -s/--size cannot be changed (perftest: 'Message size cannot be changed for Atomic tests')");
         if (atomicType != null && verb != Verb.ATOMIC) usage("-A/--atomic_type applies to atomic tests only");
         if (sz < 1 || sz > (1 << 29)) usage("invalid -s/--size " + sz + ": must be 1..536870912");
@@ -200,7 +210,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             try {
                 int rc;
                 try {
-                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).run();
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).allSizes(allSizes).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);
                 } catch (java.net.BindException e) {

@@ -110,6 +110,19 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** The run of {@code s.test()}: a bandwidth or a latency test. */
     /** --report_gbits: bandwidth in Gb/sec rather than MB/sec. */
     boolean gbits;
+    /** -a: every size from 2 to 2^23 bytes, one row each, as perftest's -a. */
+    boolean allSizes;
+    /** The message size of the run going on: -s, or with -a each size in turn. */
+    long msgSize;
+
+    /** The largest size of -a (perftest's MAX_SIZE, 2^23). */
+    static final long ALL_SIZES_MAX = 1L << 23;
+
+    /** -a: the client runs every size from 2 to 2^23 over the same connection (the buffers are sized for the largest). */
+    PerfRun allSizes(boolean on) {
+        allSizes = on;
+        return this;
+    }
 
     /** Bandwidth in Gb/sec (perftest's --report_gbits) instead of MB/sec. */
     PerfRun reportGbits(boolean on) {
@@ -123,6 +136,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
 
     PerfRun(Settings s, Device dev, PrintWriter out, PrintWriter err) {
         this.s = s;
+        this.msgSize = s.size();
         this.dev = dev;
         this.out = out;
         this.err = err;
@@ -351,9 +365,9 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         MemoryRegion mr = mrs.get(i);
         Keys r = theirs.get(i);
         return switch (test) {
-            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) s.size(), mr.lkey()));
-            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
-            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
+            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) msgSize, mr.lkey()));
+            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) msgSize, mr.lkey())).remote(r.va(), r.rkey());
+            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) msgSize, mr.lkey())).remote(r.va(), r.rkey());
             case ATOMIC_BW, ATOMIC_LAT -> s.atomicType() == AtomicType.CMP_AND_SWAP
                     ? new SendWorkRequest(0, WrOpcode.ATOMIC_CMP_AND_SWP, new Sge(mr.address(), 8, mr.lkey()))
                             .remote(r.va(), r.rkey()).compareAdd(0).swap(ATOMIC_SWAP_VALUE)

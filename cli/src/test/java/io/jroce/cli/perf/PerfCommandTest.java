@@ -90,6 +90,24 @@ class PerfCommandTest {
         assertTrue(r.out().contains(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:01:0"), r.out());
     }
 
+    /** perftest's -a: a row per size from 2 to 2^23 on the client; the passive server reports the last. */
+    @Test
+    void allSizes() throws Exception {
+        Cli.Result[] r = run("write", "-a", "-n", "5", "-m", "4096");
+        List<String> lines = r[1].outLines();
+        int h = lines.indexOf(BW_HEADER);
+        assertTrue(h > 0, r[1].out());
+        for (int e = 1; e <= 23; e++) {
+            String row = lines.get(h + e);
+            assertTrue(BW_ROW.matcher(row).matches(), "[" + row + "]");
+            assertTrue(row.startsWith(String.format(" %-7d    %-10d", 1L << e, 5)), row);
+        }
+        assertEquals(PerfReport.RESULT_LINE, lines.get(h + 24));
+        bwTable(r[0], "RDMA_Write BW Test", 1 << 23, 5);
+        usageError("-a/--all applies to write and read bandwidth tests", "perf", "send", "--bind", "127.0.1.1", "-a");
+        usageError("-a/--all and -s/--size exclude each other", "perf", "write", "--bind", "127.0.1.1", "-a", "-s", "4k");
+    }
+
     /** What perftest users type first: -d, -i, --report_gbits, -F. */
     @Test
     void perftestFirstOptionsWork() throws Exception {
