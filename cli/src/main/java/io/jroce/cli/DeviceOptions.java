@@ -34,28 +34,43 @@ import java.util.List;
  * absent --bind or --mtu means ({@link #bind}, {@link #mtu}).
  */
 public final class DeviceOptions {
-    @Option(names = "--bind", paramLabel = "ADDR", description = "Local IPv4 or IPv6 address of our RoCE device (fd00::1, ::1, "
-            + "fe80::1%%eth0; brackets optional): it binds UDP 4791 there and it becomes our GID (IPv4: its ::ffff:a.b.c.d form); a TCP server listens on it too. Required for a server or a node; a perf or pingpong client "
-            + "defaults to the address the kernel routes towards HOST.")
+    /** What --bind means for every command; each command adds when it is required ({@link OptionHelp}). */
+    public static final String BIND_HELP = "Local IPv4 or IPv6 address of our RoCE device (fd00::1, ::1, fe80::1%%eth0; brackets "
+            + "optional): it binds UDP 4791 there and it becomes our GID (IPv4: its ::ffff:a.b.c.d form).";
+    /** --mtu's values; each command adds its default. */
+    public static final String MTU_HELP = "Path MTU: 256, 512, 1024, 2048 or 4096.";
+    /** --tail-probe's meaning; each command adds its default. */
+    public static final String TAIL_PROBE_HELP = "Tail-loss probe interval of our requester in microseconds: when the "
+            + "last packet of a message goes unanswered that long, it is sent again. 0 turns the probe off.";
+    /**
+     * The default of --tail-probe for a command whose peer is usually rdma_rxe or a NIC: off, and why.
+     */
+    public static final String TAIL_PROBE_OFF = " Default: 0 (off), because the peer is usually rdma_rxe or a NIC on an "
+            + "unknown round trip: against rxe under QEMU (10-50 ms round trips) a 1 ms probe resent the head packet of nearly "
+            + "every message, which rxe counts as duplicate_request. rxe and NICs recover from loss by sequence NAK or the local "
+            + "ACK timeout; pass e.g. 1000 on a fast lossy path.";
+
+    @Option(names = "--bind", paramLabel = "ADDR", description = BIND_HELP)
     String bind;
 
-    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", converter = Converters.PathMtu.class, description = "Path MTU: 256, 512, "
-            + "1024, 2048 or 4096 (default: 1024 for pingpong and node; perf: the interface's, and the smaller of both sides' is used).")
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", converter = Converters.PathMtu.class, description = MTU_HELP)
     Mtu mtu;
 
-    @Option(names = "--chaos", paramLabel = "SPEC", description = "Inject faults into our device's datagrams, both directions, "
-            + "e.g. drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42 (see README, Fault injection).")
+    /** The --chaos text of every command that injects faults into its device (demo's too). */
+    public static final String CHAOS_HELP = "Inject faults into our device's datagrams, both directions, e.g. "
+            + "drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42. Keys: drop, dup, reorder, delay, corrupt (each a "
+            + "probability 0..1; per direction they add up to at most 1), delay_us (default 1000), reorder_depth (default 3), "
+            + "reorder_timeout_us (default 1000), each optionally prefixed in. or out. for one direction; seed (default: random, "
+            + "printed so that a run can be replayed). Off by default.";
+
+    @Option(names = "--chaos", paramLabel = "SPEC", description = CHAOS_HELP)
     String chaosSpec;
 
-    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this pcap file.")
+    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every RoCE datagram our device sends and receives to this "
+            + "pcap file (replaced if it exists; 'jroce inspect FILE' or Wireshark reads it).")
     Path pcap;
 
-    @Option(names = "--tail-probe", paramLabel = "MICROS", description = "Tail-loss probe interval of our requester "
-            + "(DeviceConfig.tailProbeMicros; default: 0 = off for perf and pingpong, the endpoint's default for node). Off by default "
-            + "for perf and pingpong because the peer is usually rdma_rxe or a NIC on an unknown round trip: against rxe under QEMU "
-            + "(10-50 ms round trips) a 1 ms probe resent the head packet of nearly every message, which rxe counts as "
-            + "duplicate_request. rxe and NICs recover from loss by sequence NAK or the local ACK timeout (--qp-timeout); pass e.g. "
-            + "1000 on a fast lossy path.")
+    @Option(names = "--tail-probe", paramLabel = "MICROS", description = TAIL_PROBE_HELP)
     Long tailProbeMicros;
 
     @Option(names = "--counters", description = "Print the device's counters (packets, retransmits, drop_<reason> incl. drop_icrc) "
@@ -72,18 +87,18 @@ public final class DeviceOptions {
             + "before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.")
     Long busyPollMicros;
 
-    @Option(names = "--socket-buffer", paramLabel = "BYTES", description = "UDP socket buffer size asked for (default 4194304). "
-            + "The kernel grants at most net.core.rmem_max unless we run with CAP_NET_ADMIN; QPs keep no more packets in flight than "
-            + "the granted receive buffer holds (flow control), and a warning says when that is below the 128-PSN window. 65536..268435456.")
-    Integer socketBufferBytes;
+    @Option(names = "--socket-buffer", paramLabel = "BYTES", converter = Converters.Size.class, description = "UDP socket "
+            + "buffer size asked for, e.g. 16m (default 4m). The kernel grants at most net.core.rmem_max unless we run with "
+            + "CAP_NET_ADMIN; QPs keep no more packets in flight than the granted receive buffer holds (flow control), and a warning "
+            + "says when that is below the 128-PSN window. 64k..256m.")
+    Long socketBufferBytes;
 
     @Option(names = "--ecn", description = "Send every datagram ECN-capable (ECT(0)), for a peer that answers CE-marked packets with "
             + "CNPs (a RoCE NIC with DCQCN); our requester slows down on each CNP. Off by default: rdma_rxe and jroce send no CNPs.")
     boolean ecn;
     @Option(names = "--event-loops", paramLabel = "N", description = "Event loops of our device, 1..64 (default 1): each has "
             + "its own UDP socket on the same address and port (SO_REUSEPORT, epoll only) and runs its share of the queue pairs; "
-            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs). See the user guide "
-            + "(--event-loops) and the design notes (Sharding over event loops).")
+            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs).")
     Integer eventLoops;
 
     @Option(names = "--gro", negatable = true, description = "UDP GRO on receive instead of recvmmsg (default off; also "
@@ -91,10 +106,12 @@ public final class DeviceOptions {
             + "of equal-size datagrams (on loopback: a peer's --gso write) as one; each of its packets is processed on its own.")
     Boolean gro;
 
-    @Option(names = "--agent", paramLabel = "MODE", description = "Which thread runs our device: 'invoked' (the thread that "
-            + "polls and posts runs it, so a round trip crosses no thread boundary; a standby thread runs it while that thread is "
-            + "busy elsewhere) or 'dedicated' (a thread of its own, to which posts and completions are handed). Default: invoked "
-            + "for latency tests (perf --lat, pingpong), dedicated otherwise.")
+    /** What --agent means for every command; each command adds its default. */
+    public static final String AGENT_HELP = "Which thread runs our device: 'invoked' (the thread that polls and posts runs it, "
+            + "so a round trip crosses no thread boundary; a standby thread runs it while that thread is busy elsewhere) or "
+            + "'dedicated' (a thread of its own, to which posts and completions are handed).";
+
+    @Option(names = "--agent", paramLabel = "MODE", description = AGENT_HELP + " Default: dedicated.")
     String agent;
 
     private FaultInjector chaos;
@@ -140,6 +157,23 @@ public final class DeviceOptions {
             }
         }
         return peer;
+    }
+
+    /**
+     * Opens the device. UDP 4791 already in use on its address is a one-line usage error (exit 2), as every argument
+     * that cannot be used is; any other failure to open it is a failure at run time (exit 1).
+     */
+    public static Device open(CommandSpec spec, DeviceConfig config) throws java.io.IOException {
+        try {
+            return Device.open(config);
+        } catch (java.io.IOException e) {
+            if (String.valueOf(e.getMessage()).contains("in use")) {
+                throw new ParameterException(spec.commandLine(), "UDP port 4791 on " + IpText.of(config.address())
+                        + " is already in use (another jroce device, or rdma_rxe, which binds 4791 on every address): stop it "
+                        + "or give our device another address", e);
+            }
+            throw e;
+        }
     }
 
     /** --mtu, or the command's default. */
@@ -212,9 +246,10 @@ public final class DeviceOptions {
         config.ecn(ecn);
         if (socketBufferBytes != null) {
             if (socketBufferBytes < 65536 || socketBufferBytes > (256 << 20)) {
-                throw new ParameterException(spec.commandLine(), "--socket-buffer: must be 65536..268435456 bytes, not " + socketBufferBytes);
+                throw new ParameterException(spec.commandLine(), "--socket-buffer: must be 64k..256m (65536..268435456 bytes), not "
+                        + socketBufferBytes);
             }
-            config.socketBufferBytes(socketBufferBytes);
+            config.socketBufferBytes((int) (long) socketBufferBytes);
         }
         if (busyPollMicros != null) {
             try {
@@ -231,13 +266,35 @@ public final class DeviceOptions {
         }
         if (gro != null) config.gro(gro);
         if (pcap != null) {
-            Path dir = pcap.toAbsolutePath().getParent();
-            if (dir != null && !Files.isDirectory(dir)) {
-                throw new ParameterException(spec.commandLine(), "--pcap: directory " + dir + " does not exist");
-            }
+            String why = unwritable(pcap);
+            if (why != null) throw new ParameterException(spec.commandLine(), "--pcap: " + why);
             config.pcap(pcap);
         }
         return config;
+    }
+
+    /**
+     * Why a file cannot be written at {@code file} (its directory missing or read-only, the file a directory or
+     * read-only), or null when it can: a usage error before the run rather than a failure after it began.
+     */
+    public static String unwritable(Path file) {
+        Path abs = file.toAbsolutePath();
+        Path dir = abs.getParent();
+        if (Files.isDirectory(abs)) return file + " is a directory";
+        if (dir != null && !Files.isDirectory(dir)) return "directory " + dir + " does not exist";
+        // try it: permissions alone do not tell (root, read-only mounts, /proc); a file we create is removed again
+        boolean existed = Files.exists(abs);
+        try {
+            java.nio.channels.FileChannel.open(abs, java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.CREATE).close();
+            if (!existed) Files.deleteIfExists(abs);
+        } catch (java.nio.file.AccessDeniedException e) {
+            return "cannot write " + file + ": permission denied";
+        } catch (java.nio.file.FileSystemException e) {
+            return "cannot write " + file + ": " + (e.getReason() != null ? e.getReason() : "the file system refuses it");
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return "cannot write " + file + ": " + e.getMessage();
+        }
+        return null;
     }
 
     /**
@@ -292,12 +349,38 @@ public final class DeviceOptions {
         return a;
     }
 
+    /**
+     * A client's own address when the user gave none: the one the kernel routes from towards {@code peer}. When that
+     * is {@code peer} itself (a server on this machine, e.g. 127.0.0.1), our device could not share UDP 4791 with the
+     * server's: a usage error asking for {@code sourceOption} with another local address.
+     */
+    public static InetAddress sourceTowards(CommandSpec spec, InetAddress peer, String peerOption, String sourceOption)
+            throws java.io.IOException {
+        InetAddress local = io.jroce.cli.conn.LocalAddress.towards(peer);
+        if (local.equals(peer)) {
+            String other = peer.isLoopbackAddress() && !(peer instanceof Inet6Address)
+                    ? ", e.g. " + sourceOption + " " + (peer.getAddress()[3] == 2 ? "127.0.0.3" : "127.0.0.2") : "";
+            throw new ParameterException(spec.commandLine(), peerOption + " " + IpText.of(peer) + " is this machine's own address, "
+                    + "the one the route towards it leaves from, and the server's device holds UDP 4791 there: give our device "
+                    + "another local address with " + sourceOption + other);
+        }
+        return local;
+    }
+
     /** Tries --bind with an ephemeral UDP port: a clear message when the address is not on this machine. */
     public static void checkLocal(CommandSpec spec, InetAddress a) {
+        checkLocal(spec, a, "--bind");
+    }
+
+    /**
+     * Tries {@code a}, given by {@code option}, with an ephemeral UDP port: a usage error (exit 2) when the address
+     * is not on this machine, before anything starts. (Port 4791 itself in use is a failure at run time, exit 1.)
+     */
+    public static void checkLocal(CommandSpec spec, InetAddress a, String option) {
         try (DatagramSocket probe = new DatagramSocket(null)) {
             probe.bind(new InetSocketAddress(a, 0));
         } catch (SocketException e) {
-            throw new ParameterException(spec.commandLine(), "--bind: " + IpText.of(a) + " is not an address of this machine ("
+            throw new ParameterException(spec.commandLine(), option + ": " + IpText.of(a) + " is not an address of this machine ("
                     + e.getMessage() + "); local IPv4 addresses: " + localAddresses(false) + " (any 127.x.y.z works on Linux loopback); IPv6: "
                     + localAddresses(true));
         }

@@ -75,6 +75,7 @@ public final class Main implements Callable<Integer> {
      */
     public static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new Main());
+        OptionHelp.apply(cl);
         cl.setOut(out);
         cl.setErr(err);
         cl.setParameterExceptionHandler(Main::handleUsageError);
@@ -121,7 +122,7 @@ public final class Main implements Callable<Integer> {
     }
 
     /** "jroce 0.1.0-SNAPSHOT" from the jar's Maven metadata. */
-    static final class Version implements CommandLine.IVersionProvider {
+    public static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
             String v = null;

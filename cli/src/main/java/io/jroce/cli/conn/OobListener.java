@@ -35,6 +35,8 @@ public final class OobListener {
     private static final Logger log = LoggerFactory.getLogger(OobListener.class);
     /** How long a connected peer has to send its first message (never more than what is left of the overall timeout). */
     public static final Duration GREETING_TIMEOUT = Duration.ofSeconds(5);
+    /** The wait of a server that waits for its client until interrupted. */
+    private static final Duration FOREVER = Duration.ofDays(36_500);
     /** Connections whose first message is being read at once. */
     public static final int MAX_PENDING = 4;
 
@@ -61,23 +63,43 @@ public final class OobListener {
      */
     public static <T> Accepted<T> accept(InetAddress bind, int port, Duration timeout, String protocol, Greeting<T> greeting)
             throws IOException {
-        return accept(bind, port, timeout, GREETING_TIMEOUT, protocol, greeting);
+        return accept(bind, port, timeout, timeout, GREETING_TIMEOUT, protocol, greeting);
+    }
+
+    /**
+     * As {@link #accept(InetAddress, int, Duration, String, Greeting)}, but waits up to {@code wait} for a client,
+     * or until interrupted when {@code wait} is null (as the C tools' servers do); {@code timeout} is the read
+     * timeout of the accepted connection.
+     */
+    public static <T> Accepted<T> acceptWaiting(InetAddress bind, int port, Duration wait, Duration timeout, String protocol,
+                                                Greeting<T> greeting) throws IOException {
+        return accept(bind, port, wait, timeout, GREETING_TIMEOUT, protocol, greeting);
     }
 
     static <T> Accepted<T> accept(InetAddress bind, int port, Duration timeout, Duration greetingTimeout, String protocol,
                                   Greeting<T> greeting) throws IOException {
+        return accept(bind, port, timeout, timeout, greetingTimeout, protocol, greeting);
+    }
+
+    private static <T> Accepted<T> accept(InetAddress bind, int port, Duration wait, Duration timeout, Duration greetingTimeout,
+                                          String protocol, Greeting<T> greeting) throws IOException {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout must be positive: " + timeout);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        if (wait != null && (wait.isNegative() || wait.isZero())) throw new IllegalArgumentException("wait must be positive: " + wait);
+        // no wait: a deadline no run reaches (a century), compared by difference so it cannot overflow
+        long deadline = System.nanoTime() + (wait != null ? wait : FOREVER).toNanos();
         InetSocketAddress where = bind == null ? new InetSocketAddress(port) : new InetSocketAddress(bind, port);
         String shown = OobSocket.show(where);
-        Round<T> round = new Round<>(shown, timeout, greetingTimeout, deadline, protocol, greeting);
+        Round<T> round = new Round<>(shown, wait, timeout, greetingTimeout, deadline, protocol, greeting);
         try (ServerSocket server = new ServerSocket()) {
             server.setReuseAddress(true);
             try {
                 server.bind(where, 2 * MAX_PENDING);
             } catch (IOException e) {
-                throw new IOException("cannot listen on TCP " + shown + " (" + e.getMessage()
-                        + "): choose another port with -p or stop the program using it", e);
+                // a BindException: the port (or address) the user named cannot be used, which commands report as such
+                java.net.BindException b = new java.net.BindException("cannot listen on TCP " + shown + " (" + e.getMessage()
+                        + "): choose another port with -p or stop the program using it");
+                b.initCause(e);
+                throw b;
             }
             Thread acceptor = new Thread(() -> round.acceptLoop(server), "oob-accept-" + port);
             acceptor.setDaemon(true);
@@ -95,6 +117,8 @@ public final class OobListener {
     /** One listening period: the acceptor and greeting threads report to {@link #events}. */
     private static final class Round<T> {
         final String where;
+        /** How long we wait for a client; null: until interrupted. */
+        final Duration wait;
         final Duration timeout;
         final Duration greetingTimeout;
         final long deadline;
@@ -108,8 +132,10 @@ public final class OobListener {
         /** Set once: by the winner, or by the waiter giving up. */
         final AtomicBoolean decided = new AtomicBoolean();
 
-        Round(String where, Duration timeout, Duration greetingTimeout, long deadline, String protocol, Greeting<T> greeting) {
+        Round(String where, Duration wait, Duration timeout, Duration greetingTimeout, long deadline, String protocol,
+              Greeting<T> greeting) {
             this.where = where;
+            this.wait = wait;
             this.timeout = timeout;
             this.greetingTimeout = greetingTimeout;
             this.deadline = deadline;
@@ -201,7 +227,7 @@ public final class OobListener {
             int n = dropped.get();
             String bad = n == 0 ? "" : "; dropped " + n + (n == 1 ? " connection that" : " connections that")
                     + " did not open the " + protocol + " (garbage, another protocol, or nothing; see the warnings)";
-            return new IOException("no client connected to TCP " + where + " within " + OobSocket.human(timeout) + bad
+            return new PeerTimeout("no client connected to TCP " + where + " within " + OobSocket.human(wait) + bad
                     + ": start the client side (with this host's address) or allow more time");
         }
 

@@ -70,7 +70,7 @@ public final class OobSocket implements ExchangeChannel {
             } catch (SocketTimeoutException e) {
                 closeQuietly(s);
                 if (refused != null) throw refused(where, timeout, refused); // the last try ran out of time
-                throw new IOException("no answer from TCP " + show(where) + " within " + human(timeout)
+                throw new PeerTimeout("no answer from TCP " + show(where) + " within " + human(timeout)
                         + ": check the host address and that a firewall lets the port through", e);
             } catch (IOException e) {
                 closeQuietly(s);
@@ -80,7 +80,7 @@ public final class OobSocket implements ExchangeChannel {
     }
 
     private static IOException refused(InetSocketAddress where, Duration timeout, IOException e) {
-        return new IOException("cannot connect to TCP " + show(where) + " within " + human(timeout) + " ("
+        return new PeerTimeout("cannot connect to TCP " + show(where) + " within " + human(timeout) + " ("
                 + e.getMessage() + "): start the server side first and check the host and -p port", e);
     }
 
@@ -185,7 +185,7 @@ public final class OobSocket implements ExchangeChannel {
     private IOException silent(String what, int got, int n, byte[] b, int off) {
         String partial = got == 0 ? "nothing" : got + " of " + n + " bytes (" + HexFormat.ofDelimiter(" ")
                 .formatHex(b, off, off + Math.min(got, 16)) + (got > 16 ? " ..." : "") + ")";
-        return new IOException("peer " + peer + " sent " + partial + " of " + what + " within " + human(timeout)
+        return new PeerTimeout("peer " + peer + " sent " + partial + " of " + what + " within " + human(timeout)
                 + ": it is stuck or speaks another protocol or version; check the program on the other side");
     }
 

@@ -172,7 +172,12 @@ public final class PerftestHandshake implements Closeable {
      * ({@link OobListener}: connections whose first 16 bytes are not a version string are dropped).
      */
     public static PerftestHandshake accept(InetAddress bind, int port, Duration timeout) throws IOException {
-        OobListener.Accepted<byte[]> a = OobListener.accept(bind, port, timeout, "perftest exchange", c -> {
+        return accept(bind, port, timeout, timeout);
+    }
+
+    /** As {@link #accept(InetAddress, int, Duration)}, waiting up to {@code wait} for a client (null: until interrupted). */
+    public static PerftestHandshake accept(InetAddress bind, int port, Duration wait, Duration timeout) throws IOException {
+        OobListener.Accepted<byte[]> a = OobListener.acceptWaiting(bind, port, wait, timeout, "perftest exchange", c -> {
             byte[] v = c.readFully(VERSION_BYTES, "the 16-byte perftest version");
             if (!looksLikeVersion(v)) {
                 throw new IOException("peer " + c.peer() + " sent \"" + RcPingpongHandshake.printable(v)

@@ -143,7 +143,7 @@ public final class QpChannel implements ExchangeChannel {
     private WorkCompletion await(CompletionQueue cq, String what) throws IOException {
         try {
             if (cq.poll(wc, 1, timeout.toMillis(), TimeUnit.MILLISECONDS) == 0) {
-                throw new IOException("peer " + peer + " sent nothing of " + what + " within " + timeout.toSeconds()
+                throw new PeerTimeout("peer " + peer + " sent nothing of " + what + " within " + timeout.toSeconds()
                         + " s over the rdma_cm exchange QP: it is stuck or failed; see its output");
             }
         } catch (InterruptedException e) {

@@ -104,8 +104,14 @@ public final class RcPingpongHandshake {
      * address, wait for {@code "done\0"}, close.
      */
     public static PeerInfo server(InetAddress bind, int port, PeerInfo local, Duration timeout, BeforeReply beforeReply) throws IOException {
+        return server(bind, port, local, timeout, timeout, beforeReply);
+    }
+
+    /** As {@link #server(InetAddress, int, PeerInfo, Duration, BeforeReply)}, waiting up to {@code wait} for a client (null: until interrupted). */
+    public static PeerInfo server(InetAddress bind, int port, PeerInfo local, Duration wait, Duration timeout, BeforeReply beforeReply)
+            throws IOException {
         // a connection whose first 52 bytes are not an address message is not our peer: the listener drops it
-        OobListener.Accepted<PeerInfo> a = OobListener.accept(bind, port, timeout, "ibv_rc_pingpong exchange",
+        OobListener.Accepted<PeerInfo> a = OobListener.acceptWaiting(bind, port, wait, timeout, "ibv_rc_pingpong exchange",
                 c -> decode(c.readFully(MESSAGE_BYTES, "the 52-byte ibv_rc_pingpong address")));
         try (OobSocket s = a.socket()) {
             PeerInfo remote = a.greeting();

@@ -88,8 +88,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "N", description = "--in-process: seed for payloads and starting PSNs (default: random, printed).")
     Long seed;
 
-    @Option(names = "--chaos", paramLabel = "SPEC", description = "--in-process: inject faults on node A in both directions, "
-            + "e.g. drop=0.01,seed=7 (README, Fault injection): every transfer must still verify.")
+    @Option(names = "--chaos", paramLabel = "SPEC", description = "--in-process: inject faults into node A's datagrams, both "
+            + "directions, e.g. drop=0.01,seed=7 (the keys of --chaos in 'jroce help node'): every transfer must still verify.")
     String chaosSpec;
 
     private final Launcher launcher;
@@ -131,6 +131,9 @@ public final class DemoCommand implements Callable<Integer> {
         String a = address(addrA, "--node-a");
         String b = address(addrB, "--node-b");
         if (a.equals(b)) throw usage("--node-a and --node-b must differ: each node binds UDP 4791 on its own address");
+        // before any node starts: an address not of this machine is a bad argument, not a node failing later
+        io.jroce.cli.DeviceOptions.checkLocal(spec, Converters.ip(a), "--node-a");
+        io.jroce.cli.DeviceOptions.checkLocal(spec, Converters.ip(b), "--node-b");
         if (timeout.compareTo(Duration.ofSeconds(1)) < 0) throw usage("--timeout must be at least 1 second");
         if (pcap != null) {
             try {
@@ -287,7 +290,9 @@ public final class DemoCommand implements Callable<Integer> {
         }
         out.printf(ok ? "demo: both sessions met every expectation (%.1f s)%n" : "demo: FAILED (%.1f s)%n", secs);
         out.flush();
-        return ok ? 0 : Main.EXIT_FAILURE;
+        // a node refusing what the demo gave it (its address or port in use) is the demo's usage error
+        boolean refused = (exits[0] != null && exits[0] == Main.EXIT_USAGE) || (exits[1] != null && exits[1] == Main.EXIT_USAGE);
+        return ok ? 0 : refused ? Main.EXIT_USAGE : Main.EXIT_FAILURE;
     }
 
     static String time(double micros) {

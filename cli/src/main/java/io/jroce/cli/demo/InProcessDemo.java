@@ -67,12 +67,18 @@ final class InProcessDemo {
         if (iters < 1) throw new ParameterException(spec.commandLine(), "--iters must be at least 1");
         InetAddress a = resolve(addrA);
         InetAddress b = resolve(addrB);
+        io.jroce.cli.DeviceOptions.checkLocal(spec, a, "--node-a");
+        io.jroce.cli.DeviceOptions.checkLocal(spec, b, "--node-b");
         long s = seed != null ? seed : new SplittableRandom().nextLong();
         random = new SplittableRandom(s);
         out.printf("jroce demo --in-process: node A %s, node B %s, path MTU %d, seed %d%n", a.getHostAddress(), b.getHostAddress(), mtu.bytes(), s);
 
         DeviceConfig ca = new DeviceConfig(a);
-        if (pcap != null) ca.pcap(pcap); // A records what it sends and what it receives: every datagram of both nodes
+        if (pcap != null) {
+            String why = io.jroce.cli.DeviceOptions.unwritable(pcap);
+            if (why != null) throw new ParameterException(spec.commandLine(), "--pcap: " + why);
+            ca.pcap(pcap);
+        } // A records what it sends and what it receives: every datagram of both nodes
         io.jroce.endpoint.fault.FaultInjector chaos = null;
         if (chaosSpec != null) {
             try {
@@ -83,7 +89,8 @@ final class InProcessDemo {
             ca.filter(chaos); // on node A, both directions: every datagram of the pair passes it once
             out.println("chaos " + chaos.spec() + " on node A (replay with --chaos '" + chaos.spec() + "')");
         }
-        try (Device devA = Device.open(ca); Device devB = Device.open(new DeviceConfig(b))) {
+        try (Device devA = io.jroce.cli.DeviceOptions.open(spec, ca);
+             Device devB = io.jroce.cli.DeviceOptions.open(spec, new DeviceConfig(b))) {
             if (!devA.isEpoll()) out.println("warning: epoll unavailable, running on NIO");
             Link link = new Link(devA, devB, mtu, random);
             out.printf("%-22s %9s %6s %8s  %s%n", "operation", "size", "msgs", "packets", "result");

@@ -64,8 +64,7 @@ public record MetricsAddress(InetAddress host, int port) {
     @Override
     public String toString() {
         if (host == null) return "*:" + port;
-        String h = host.getHostAddress();
-        return (h.indexOf(':') >= 0 ? "[" + h + "]" : h) + ":" + port;
+        return io.jroce.wire.IpText.withPort(host, port); // [::1]:9100, as a URL writes it (RFC 5952)
     }
 
     /** For picocli: a bad value becomes a one-line usage error (exit 2). */

@@ -57,6 +57,17 @@ public final class MetricsExport implements AutoCloseable {
         this.sync = sync;
     }
 
+    /** 0.0.0.0: how a URL names "every address". */
+    private static final InetAddress WILDCARD = wildcard();
+
+    private static InetAddress wildcard() {
+        try {
+            return InetAddress.getByAddress(new byte[4]);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e); // cannot happen: 4 bytes
+        }
+    }
+
     /** {@link #start(MetricsOptions, Device, FaultInjector)} for a device without a fault injector. */
     public static MetricsExport start(MetricsOptions options, Device device) {
         return start(options, device, null);
@@ -83,7 +94,8 @@ public final class MetricsExport implements AutoCloseable {
         }
         if (cl != null) {
             PrintWriter err = cl.getErr();
-            err.println("metrics: " + export.url() + " (Prometheus text format); JMX MBeans under " + JmxBeans.DOMAIN + ":*");
+            err.println("metrics: " + export.url() + (export.everyAddress() ? " on every address (from this host " + export.localUrl() + ")" : "")
+                    + " (Prometheus text format); JMX MBeans under " + JmxBeans.DOMAIN + ":*");
             err.flush();
         }
         return export;
@@ -135,11 +147,26 @@ public final class MetricsExport implements AutoCloseable {
         return server == null ? -1 : server.getPort();
     }
 
-    /** {@code http://127.0.0.1:9100/metrics}, with the port served; for a bind to every address, the loopback one. */
+    /**
+     * {@code http://127.0.0.1:9100/metrics}, {@code http://[::1]:9100/metrics}, with the port served; for a bind to
+     * every address (a bare PORT) {@code http://0.0.0.0:9100/metrics}, which says so ({@link #localUrl} reaches it
+     * from this host).
+     */
     public String url() {
         if (server == null) return "";
-        InetAddress host = address.host() == null || address.host().isAnyLocalAddress()
-                ? InetAddress.getLoopbackAddress() : address.host();
+        InetAddress host = address.host() == null ? WILDCARD : address.host();
+        return "http://" + new MetricsAddress(host, server.getPort()) + "/metrics";
+    }
+
+    /** Whether the endpoint listens on every address. */
+    public boolean everyAddress() {
+        return address.host() == null || address.host().isAnyLocalAddress();
+    }
+
+    /** The URL from this host: {@link #url}, with the loopback address for a bind to every address. */
+    public String localUrl() {
+        if (server == null) return "";
+        InetAddress host = everyAddress() ? InetAddress.getLoopbackAddress() : address.host();
         return "http://" + new MetricsAddress(host, server.getPort()) + "/metrics";
     }
 

@@ -2,6 +2,7 @@ package io.jroce.cli.node;
 
 import io.jroce.wire.IpText;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.OptionHelp;
 import io.jroce.cli.Main;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.conn.JroceHandshake;
@@ -27,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -42,11 +44,12 @@ import java.util.concurrent.Callable;
             "Without --script the session is read from standard input; when that is a terminal, at a prompt with "
                     + "line editing, Tab completion and a history kept across sessions (Up, Ctrl-R; see --history); "
                     + "'history' lists this session's lines, !N repeats one.",
-            "The language is described by 'help' at the prompt and in docs/session-language.md.",
+            "The language is described by 'help' at the prompt ('help COMMAND' for one command); without a terminal, e.g. "
+                    + "'echo help | jroce node --bind 127.0.0.1'.",
             "Exit status: 0 if every expectation was met, 1 if one failed or the run failed, 2 for a usage or script "
                     + "error (reported with line and column before any traffic), or the status given to 'exit'."
         })
-public final class NodeCommand implements Callable<Integer> {
+public final class NodeCommand implements Callable<Integer>, OptionHelp {
     public static final int DEFAULT_TCP_PORT = JroceHandshake.DEFAULT_PORT;
     /** The environment variable that moves (or, set to none or empty, turns off) the prompt's history file. */
     static final String HISTORY_ENV = "JROCE_HISTORY";
@@ -81,8 +84,17 @@ public final class NodeCommand implements Callable<Integer> {
     @Option(names = "--results", description = "Print a machine-readable 'result ...' line per signaled work request and at the end.")
     boolean results;
 
-    @Option(names = "-v", description = "More logging: -v INFO, -vv DEBUG (and stack traces); default WARN.")
+    @Option(names = {"-v", "--verbose"}, description = "More logging: -v INFO, -vv DEBUG (and stack traces); default WARN.")
     boolean[] verbose = new boolean[0];
+
+    @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " 'listen' waits for the peer's TCP connection on it too. Required.",
+                "--mtu", DeviceOptions.MTU_HELP + " The path MTU of 'listen' and 'connect' (default: 1024, as ibv_rc_pingpong).",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + " Default: 1000 (1 ms).",
+                "--chaos", DeviceOptions.CHAOS_HELP + " The session's 'chaos' command changes it while the node runs.");
+    }
 
     private final InputStream stdin;
     private final Boolean terminal;
@@ -156,7 +168,9 @@ public final class NodeCommand implements Callable<Integer> {
             device = Device.open(config);
         } catch (IOException e) {
             String msg = String.valueOf(e.getMessage());
-            if (msg.contains("Address already in use") || msg.contains("in use")) {
+            boolean inUse = msg.contains("in use");
+            if (inUse) {
+                // an address that cannot be used is a bad argument (exit 2), as one that is not local
                 err.println("jroce node: UDP port 4791 on " + IpText.of(address) + " is already in use (another jroce node, or "
                         + "rdma_rxe, which binds 4791 on every address): stop it or bind another address");
             } else {
@@ -164,7 +178,7 @@ public final class NodeCommand implements Callable<Integer> {
             }
             if (verbose.length >= 2) e.printStackTrace(err);
             err.flush();
-            return Main.EXIT_FAILURE;
+            return inUse ? Main.EXIT_USAGE : Main.EXIT_FAILURE;
         }
         try (MetricsExport exported = options.exportMetrics(spec, device)) {
             WarmUp.device(device);
@@ -321,11 +335,20 @@ public final class NodeCommand implements Callable<Integer> {
             if (script == null || script.equals("-")) {
                 return new String((stdin == null ? System.in : stdin).readAllBytes(), StandardCharsets.UTF_8);
             }
+            // any readable file that is not a directory: a regular file, a pipe (<(...)), /dev/stdin
             Path p = Path.of(script);
-            if (!Files.isRegularFile(p)) throw usage("--script: " + script + " does not exist or is not a file");
-            return Files.readString(p, StandardCharsets.UTF_8);
+            if (!Files.exists(p)) throw usage("--script: " + script + " does not exist");
+            if (Files.isDirectory(p)) throw usage("--script: " + script + " is a directory, not a session file");
+            String text = new String(Files.readAllBytes(p), StandardCharsets.UTF_8);
+            if (text.isBlank()) {
+                throw usage("--script: " + script + " is empty; a session file holds the statements to run, one per line "
+                        + "('help' at the node's prompt lists them)");
+            }
+            return text;
         } catch (IOException e) {
-            throw usage("--script: cannot read " + script + ": " + e.getMessage());
+            String why = e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                    : e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
+            throw usage("--script: cannot read " + script + ": " + why);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.conn.ExchangeChannel;
 import io.jroce.cli.conn.PerftestHandshake;
@@ -35,7 +36,7 @@ final class BandwidthRun extends PerfRun {
             // the server takes no part: wait (watching the traffic) for the client's end-of-test sync
             awaitPeer(hs.socket(), "the client's end of test");
             BwReport theirs = hs.finish(test, k0, new BwReport(0, 0, 0, 0, 0));
-            print(PerfReport.bwLine(theirs));
+            print(PerfReport.bwLine(gbits ? PerfReport.inGbits(theirs) : theirs));
             print(PerfReport.RESULT_LINE);
             putBw(theirs, "peer");
             return done();
@@ -47,8 +48,21 @@ final class BandwidthRun extends PerfRun {
         }
         hs.beforeTraffic(test, k0);
         printBwHeader();
-        BwReport mineReport = client ? runBwClient() : runBwServer(hs.socket());
-        print(PerfReport.bwLine(mineReport));
+        BwReport mineReport;
+        if (client && allSizes) {
+            // perftest's -a: sizes 2, 4, ... 2^23 one after the other on the same QPs, a row each; the (passive)
+            // server hears of the last only, in the report exchange
+            mineReport = null;
+            for (long size = 2; size <= ALL_SIZES_MAX; size <<= 1) {
+                msgSize = size;
+                mineReport = runBwClient();
+                print(PerfReport.bwLine(gbits ? PerfReport.inGbits(mineReport) : mineReport));
+                flush();
+            }
+        } else {
+            mineReport = client ? runBwClient() : runBwServer(hs.socket());
+            print(PerfReport.bwLine(gbits ? PerfReport.inGbits(mineReport) : mineReport));
+        }
         print(PerfReport.RESULT_LINE);
         flush();
         putBw(mineReport, "local");
@@ -59,7 +73,7 @@ final class BandwidthRun extends PerfRun {
 
     private void printBwHeader() {
         print(PerfReport.RESULT_LINE);
-        print(PerfReport.RESULT_FMT);
+        print(gbits ? PerfReport.RESULT_FMT_G : PerfReport.RESULT_FMT);
         flush();
     }
 
@@ -132,7 +146,7 @@ final class BandwidthRun extends PerfRun {
             now = System.nanoTime();
             if (n == 0) {
                 if (now - lastCompletionAt > s.timeout().toNanos()) {
-                    throw new IOException("no completion for " + Converters.seconds(s.timeout()) + " after " + totC + " of " + (dur ? "the" : String.valueOf(total))
+                    throw new PeerTimeout("no completion for " + Converters.seconds(s.timeout()) + " after " + totC + " of " + (dur ? "the" : String.valueOf(total))
                             + " messages: the peer stopped or its packets do not reach us; " + qps.get(0).describe());
                 }
             } else {
@@ -151,11 +165,11 @@ final class BandwidthRun extends PerfRun {
                     totC++;
                 }
             }
-            progress.tick(now, totC, dur ? -1 : total, s.size());
+            progress.tick(now, totC, dur ? -1 : total, msgSize, start, lastCompletionAt);
         }
         long end = System.nanoTime();
         if (!peak) tcompleted[0] = dur ? lastCompletionAt : end;
-        return PerfReport.bw(s.size(), totC, tposted, tcompleted, peak, cqMod);
+        return PerfReport.bw(msgSize, totC, tposted, tcompleted, peak, cqMod);
     }
 
     /** How long a timed client waits past its duration for the messages still in flight: a tenth of the duration, 0.2 to 2 s. */
@@ -201,10 +215,10 @@ final class BandwidthRun extends PerfRun {
                 if (sock.poll(Duration.ofMillis(1))) break; // the client finished and is syncing
             }
             if (n == 0 && now - lastActivity > s.timeout().toNanos()) {
-                throw new IOException("no message for " + Converters.seconds(s.timeout()) + " after " + rcnt + (dur ? "" : " of " + total)
+                throw new PeerTimeout("no message for " + Converters.seconds(s.timeout()) + " after " + rcnt + (dur ? "" : " of " + total)
                         + ": the client stopped or its packets do not reach us; " + qps.get(0).describe());
             }
-            progress.tick(now, rcnt, dur ? -1 : total, s.size());
+            progress.tick(now, rcnt, dur ? -1 : total, s.size(), rcnt == 0 ? start : first, last);
         }
         long end = dur ? last : System.nanoTime();
         long[] tp = {rcnt == 0 ? start : first};

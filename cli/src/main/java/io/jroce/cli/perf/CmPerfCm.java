@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.conn.CmAgents;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.Mtu;
@@ -48,6 +49,8 @@ final class CmPerfCm implements PerfCm {
     private final InetAddress host;
     private final int port;
     private final Duration timeout;
+    /** How long a server waits for the client's exchange connection; null: until interrupted. */
+    private Duration clientWait;
     private final int extensions;
     private final List<CmId> connections = new ArrayList<>();
     private final List<CmId> all = new ArrayList<>();
@@ -69,18 +72,25 @@ final class CmPerfCm implements PerfCm {
         this.host = host;
         this.port = port;
         this.timeout = timeout;
+        this.clientWait = timeout;
         this.extensions = extensions;
+    }
+
+    /** A server waits up to {@code wait} for its client's exchange connection (null: until interrupted, as perftest). */
+    CmPerfCm waitingForClient(Duration wait) {
+        this.clientWait = wait;
+        return this;
     }
 
     @Override
     public void connectExchange(QueuePair qp, int outReads) throws IOException {
-        exchange = host != null ? connect(qp, outReads, false) : accept(List.of(qp), outReads).get(0);
+        exchange = host != null ? connect(qp, outReads, false) : accept(List.of(qp), outReads, clientWait).get(0);
     }
 
     @Override
     public void connectTests(List<QueuePair> qps, int outReads) throws IOException {
         if (host == null) {
-            connections.addAll(accept(qps, outReads));
+            connections.addAll(accept(qps, outReads, timeout));
             return;
         }
         for (QueuePair qp : qps) connections.add(connect(qp, outReads, true));
@@ -113,11 +123,11 @@ final class CmPerfCm implements PerfCm {
      * waiting (the client gave up), so does this, rather than taking the next client's exchange request as a test
      * connection of the one that left.
      */
-    private List<CmId> accept(List<QueuePair> qps, int outReads) throws IOException {
+    private List<CmId> accept(List<QueuePair> qps, int outReads, Duration wait) throws IOException {
         CmId listen = newId();
         List<CmId> out = new ArrayList<>();
         Set<CmId> established = new HashSet<>();
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + (wait != null ? wait : Duration.ofDays(36_500)).toNanos(); // null: a century
         try {
             listen.bind(port);
             listen.listen(Math.max(1, qps.size()));
@@ -195,7 +205,7 @@ final class CmPerfCm implements PerfCm {
             }
             return e;
         }
-        throw new IOException("no rdma_cm " + waitingFor + " within " + timeout.toSeconds() + " s"
+        throw new PeerTimeout("no rdma_cm " + waitingFor + " within " + timeout.toSeconds() + " s"
                 + (host != null ? " from " + host.getHostAddress() + " port " + port : " on port " + port));
     }
 

@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
@@ -97,7 +98,7 @@ final class LatencyRun extends PerfRun {
             qp.postSend(wr.wrId(scnt));
             scnt++;
             awaitOne(sendCq, wc, scnt);
-            progress.tick(t, scnt, dur ? -1 : s.iters(), s.size());
+            progress.tickLat(t, scnt, dur ? -1 : s.iters(), s.size(), !test.isReadOrAtomic());
         }
         return new long[] {scnt, System.nanoTime() - start};
     }
@@ -130,7 +131,7 @@ final class LatencyRun extends PerfRun {
                 qp.postSend(wr.wrId(scnt));
                 scnt++;
                 if (!awaitOne(sendCq, wc, scnt, dur ? deadline + s.timeout().toNanos() : Long.MAX_VALUE)) break;
-                progress.tick(t, scnt, dur ? -1 : iters, s.size());
+                progress.tickLat(t, scnt, dur ? -1 : iters, s.size(), !test.isReadOrAtomic());
             }
         }
         return new long[] {dur ? rcnt : scnt, System.nanoTime() - start};
@@ -170,7 +171,7 @@ final class LatencyRun extends PerfRun {
                 if (!dur) tposted[(int) scnt] = t;
                 buf.put(postIdx, (byte) ++scnt);
                 qp.postSend(wr.wrId(scnt));
-                progress.tick(t, scnt, dur ? -1 : iters, s.size());
+                progress.tickLat(t, scnt, dur ? -1 : iters, s.size(), !test.isReadOrAtomic());
             }
             if (ccnt < iters) {
                 if (!awaitOne(sendCq, wc, ccnt, dur ? deadline + s.timeout().toNanos() : Long.MAX_VALUE)) break;
@@ -195,7 +196,7 @@ final class LatencyRun extends PerfRun {
             long now = System.nanoTime();
             if (now >= deadline) return false;
             if (now - start > limit) {
-                throw new IOException("the peer's RDMA WRITE #" + (value & 0xFF) + " (mod 256) did not arrive within " + Converters.seconds(s.timeout())
+                throw new PeerTimeout("the peer's RDMA WRITE #" + (value & 0xFF) + " (mod 256) did not arrive within " + Converters.seconds(s.timeout())
                         + ": it stopped or its packets do not reach us; " + qps.get(0).describe());
             }
             // the event loop needs a CPU to deliver the write: after a short spin, give ours away
@@ -220,7 +221,7 @@ final class LatencyRun extends PerfRun {
             long now = System.nanoTime();
             if (now >= deadline) return false;
             if (now - start > s.timeout().toNanos()) {
-                throw new IOException("no " + (cq == recvCq ? "receive" : "send") + " completion for " + Converters.seconds(s.timeout()) + " after " + count
+                throw new PeerTimeout("no " + (cq == recvCq ? "receive" : "send") + " completion for " + Converters.seconds(s.timeout()) + " after " + count
                         + " messages: the peer stopped or its packets do not reach us; " + qps.get(0).describe());
             }
         }

@@ -29,6 +29,21 @@ final class OobOptions {
         return oob == null ? null : DeviceOptions.address(spec, oob, "--oob");
     }
 
+    /**
+     * A server's exchange port: if it cannot be listened on (in use), a usage error before the device opens, as for
+     * every argument that cannot be used. (The listener binds it again later; this only fails early.)
+     */
+    void checkListen(CommandSpec spec, InetAddress device, int port) {
+        InetAddress at = listen(spec, device);
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new java.net.InetSocketAddress(at, port), 1);
+        } catch (java.io.IOException e) {
+            throw new ParameterException(spec.commandLine(), "cannot listen on TCP " + IpText.withPort(at, port) + " ("
+                    + e.getMessage() + "): choose another port with -p or stop the program using it");
+        }
+    }
+
     /** The address a server's exchange listens on: --oob, else the device's. */
     InetAddress listen(CommandSpec spec, InetAddress device) {
         InetAddress a = local(spec);

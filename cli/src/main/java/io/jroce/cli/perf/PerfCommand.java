@@ -2,9 +2,11 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.OptionHelp;
 import io.jroce.endpoint.AgentMode;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Device;
@@ -21,6 +23,7 @@ import picocli.CommandLine.Spec;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -40,7 +43,7 @@ import java.util.concurrent.Callable;
                     + "peers on rxe need '-x <index of their RoCEv2 GID of our IP version>' (e.g. -x 1 for IPv4).",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
-public final class PerfCommand implements Callable<Integer> {
+public final class PerfCommand implements Callable<Integer>, OptionHelp {
     enum Verb { SEND, WRITE, READ, ATOMIC }
 
     @Spec
@@ -93,6 +96,20 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object with the results instead of perftest's tables.")
     boolean json;
 
+    @Option(names = {"-a", "--all"}, description = "Run every size from 2 to 2^23 bytes (8 MiB) in turn, a row each, as perftest's "
+            + "-a (write and read bandwidth; give -a on both sides, so that the server's buffer holds the largest). Excludes -s and -D.")
+    boolean allSizes;
+
+    @Option(names = "--report_gbits", description = "Report bandwidth in Gb/sec (10^9 bits) instead of MB/sec (2^20 bytes), as perftest's --report_gbits.")
+    boolean reportGbits;
+
+    @Option(names = {"-F", "--CPU-freq"}, description = "Accepted for perftest command lines and does nothing: jroce measures time "
+            + "with the JVM's nanosecond clock, not CPU cycles, so the CPU frequency does not change its results.")
+    boolean cpuFreq;
+
+    @Mixin
+    IbDevice ibDevice = new IbDevice();
+
     @Mixin
     PeerWaits waits = new PeerWaits();
 
@@ -102,6 +119,19 @@ public final class PerfCommand implements Callable<Integer> {
     @Mixin
     OobOptions oob = new OobOptions();
 
+
+    @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The TCP exchange listens on it too (or on --oob). Required for a server; "
+                        + "a client defaults to the address the kernel routes towards HOST.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
+                        + "the smaller of both sides' is used.",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
+                "--timeout", PeerWaits.TIMEOUT_HELP + " A passive server (write, read and atomic bandwidth) waits as long as traffic flows.",
+                "--agent", DeviceOptions.AGENT_HELP + " Default: invoked with --lat (the round trip is what is measured), dedicated "
+                        + "for bandwidth (the passive side does not poll).");
+    }
 
     /** One-line error for an unknown TEST. */
     static final class VerbConverter implements CommandLine.ITypeConverter<Verb> {
@@ -133,7 +163,13 @@ public final class PerfCommand implements Callable<Integer> {
             case READ -> lat ? Test.READ_LAT : Test.READ_BW;
             case ATOMIC -> lat ? Test.ATOMIC_LAT : Test.ATOMIC_BW;
         };
-        long sz = size != null ? size : verb == Verb.ATOMIC ? 8 : lat ? 2 : 65536;
+        if (allSizes) {
+            if (lat || (verb != Verb.WRITE && verb != Verb.READ)) usage("-a/--all applies to write and read bandwidth tests");
+            if (size != null) usage("-a/--all and -s/--size exclude each other");
+            if (duration != null) usage("-a/--all and -D/--duration exclude each other");
+            if (json) usage("-a/--all prints a row per size; --json reports one size");
+        }
+        long sz = allSizes ? PerfRun.ALL_SIZES_MAX : size != null ? size : verb == Verb.ATOMIC ? 8 : lat ? 2 : 65536;
         if (verb == Verb.ATOMIC && sz != 8) usage("atomic tests use 8-byte messages; -s/--size cannot be changed (perftest: 'Message size cannot be changed for Atomic tests')");
         if (atomicType != null && verb != Verb.ATOMIC) usage("-A/--atomic_type applies to atomic tests only");
         if (sz < 1 || sz > (1 << 29)) usage("invalid -s/--size " + sz + ": must be 1..536870912");
@@ -152,25 +188,37 @@ public final class PerfCommand implements Callable<Integer> {
                     + "the peer's -x (1 on rxe) is its own index");
         }
         waits.check(spec);
+        ibDevice.check(spec);
         long total = 2 * Math.max(sz, PerftestHandshake.DEFAULT_CYCLE_BUFFER) * qpCount;
         if (total > (1L << 31)) usage("-s/--size times -q/--qp needs " + total + " bytes of buffers; at most 2 GiB");
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
         InetAddress local = device.bind(spec);
         if (local == null) {
             if (peerHost == null) usage("a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
-            local = LocalAddress.towards(peerHost);
+            local = DeviceOptions.sourceTowards(spec, peerHost, "HOST", "--bind");
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        DeviceOptions.checkLocal(spec, local);
+        if (peerHost == null && !rdmaCm) oob.checkListen(spec, local, port);
+        ibDevice.note(spec.commandLine().getErr(), "perf", local);
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         int ext = extensions(jroceExtensions);
-        try (Device dev = Device.open(device.config(spec, local, lat ? AgentMode.INVOKED : AgentMode.DEDICATED));
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local, lat ? AgentMode.INVOKED : AgentMode.DEDICATED));
              MetricsExport exported = device.exportMetrics(spec, dev);
-             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext) : null) {
+             PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext).waitingForClient(waits.clientWait()) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,
-                    json, waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm);
+                    json, waits.qpTimeout, atomicType != null ? atomicType : PerfRun.AtomicType.FETCH_AND_ADD, ext, cm,
+                    waits.clientWait());
             try {
-                int rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+                int rc;
+                try {
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).allSizes(allSizes).run();
+                } catch (PeerTimeout e) {
+                    throw waits.named(e);
+                } catch (java.net.BindException e) {
+                    throw new ParameterException(spec.commandLine(), e.getMessage(), e); // -p in use, as a bad argument
+                }
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {

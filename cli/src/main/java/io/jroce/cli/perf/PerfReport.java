@@ -16,6 +16,8 @@ final class PerfReport {
     static final String RESULT_FMT = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
     static final String RESULT_FMT_LAT = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ";
     static final String RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average";
+    /** The header with --report_gbits. */
+    static final String RESULT_FMT_G = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
     /** perftest reports "MB/sec" with 2^20 bytes per MB ({@code format_factor = 0x100000}). */
     static final double MB = 0x100000;
     /** perftest drops the two largest samples ({@code LAT_MEASURE_TAIL}). */
@@ -50,6 +52,12 @@ final class PerfReport {
         double msgRate = n * 1e9 / (cycles * 1e6);
         double bwPeak = peak && optDelta > 0 ? size * 1e9 / (optDelta * MB) : 0;
         return new PerftestHandshake.BwReport(size, n, bwPeak, bwAvg, msgRate);
+    }
+
+    /** The report with its bandwidths in Gb/sec (10^9 bits per second), as perftest's --report_gbits prints them. */
+    static PerftestHandshake.BwReport inGbits(PerftestHandshake.BwReport r) {
+        double f = MB * 8 / 1e9;
+        return new PerftestHandshake.BwReport(r.size(), r.iters(), r.bwPeak() * f, r.bwAvg() * f, r.msgRate());
     }
 
     private static long roundUp(long value, long alignment) {

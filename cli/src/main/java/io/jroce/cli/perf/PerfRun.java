@@ -1,5 +1,6 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.wire.IpText;
 import io.jroce.cli.Converters;
 import io.jroce.cli.Json;
@@ -31,6 +32,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,13 +47,14 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** What the command decided. */
+    /** {@code clientWait}: how long a server waits for its client, null until interrupted. */
     /** {@code oob}: the local address of the TCP exchange (--oob), or null: a server listens on {@code local}, a client connects from any. */
     record Settings(Test test, InetAddress host, InetAddress local, InetAddress oob, int port, long size, long iters, Duration duration,
                     Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, int extensions,
-                    PerfCm cm) {
+                    PerfCm cm, Duration clientWait) {
         Settings(Test test, InetAddress host, InetAddress local, int port, long size, long iters, Duration duration,
                  Mtu mtu, int qps, Duration timeout, boolean json, int qpTimeout, AtomicType atomicType, PerfCm cm) {
-            this(test, host, local, null, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm);
+            this(test, host, local, null, port, size, iters, duration, mtu, qps, timeout, json, qpTimeout, atomicType, 0, cm, timeout);
         }
 
         /** -R: the exchange and the test QPs' connections go through the connection manager. */
@@ -105,12 +108,35 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     List<Keys> theirs;
 
     /** The run of {@code s.test()}: a bandwidth or a latency test. */
+    /** --report_gbits: bandwidth in Gb/sec rather than MB/sec. */
+    boolean gbits;
+    /** -a: every size from 2 to 2^23 bytes, one row each, as perftest's -a. */
+    boolean allSizes;
+    /** The message size of the run going on: -s, or with -a each size in turn. */
+    long msgSize;
+
+    /** The largest size of -a (perftest's MAX_SIZE, 2^23). */
+    static final long ALL_SIZES_MAX = 1L << 23;
+
+    /** -a: the client runs every size from 2 to 2^23 over the same connection (the buffers are sized for the largest). */
+    PerfRun allSizes(boolean on) {
+        allSizes = on;
+        return this;
+    }
+
+    /** Bandwidth in Gb/sec (perftest's --report_gbits) instead of MB/sec. */
+    PerfRun reportGbits(boolean on) {
+        gbits = on;
+        return this;
+    }
+
     static PerfRun of(Settings s, Device dev, PrintWriter out, PrintWriter err) {
         return s.test().isLatency() ? new LatencyRun(s, dev, out, err) : new BandwidthRun(s, dev, out, err);
     }
 
     PerfRun(Settings s, Device dev, PrintWriter out, PrintWriter err) {
         this.s = s;
+        this.msgSize = s.size();
         this.dev = dev;
         this.out = out;
         this.err = err;
@@ -133,7 +159,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         } else if (client) {
             hs = PerftestHandshake.connect(s.host(), s.port(), s.oob(), s.timeout());
         } else {
-            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.timeout());
+            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.clientWait(), s.timeout());
         }
         try (hs) {
             PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());
@@ -339,9 +365,9 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         MemoryRegion mr = mrs.get(i);
         Keys r = theirs.get(i);
         return switch (test) {
-            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) s.size(), mr.lkey()));
-            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
-            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) s.size(), mr.lkey())).remote(r.va(), r.rkey());
+            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) msgSize, mr.lkey()));
+            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) msgSize, mr.lkey())).remote(r.va(), r.rkey());
+            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) msgSize, mr.lkey())).remote(r.va(), r.rkey());
             case ATOMIC_BW, ATOMIC_LAT -> s.atomicType() == AtomicType.CMP_AND_SWAP
                     ? new SendWorkRequest(0, WrOpcode.ATOMIC_CMP_AND_SWP, new Sge(mr.address(), 8, mr.lkey()))
                             .remote(r.va(), r.rkey()).compareAdd(0).swap(ATOMIC_SWAP_VALUE)
@@ -370,7 +396,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
                 packets = p;
                 idleSince = now;
             } else if (now - idleSince > s.timeout().toNanos()) {
-                throw new IOException("neither traffic nor " + what + " for " + Converters.seconds(s.timeout())
+                throw new PeerTimeout("neither traffic nor " + what + " for " + Converters.seconds(s.timeout())
                         + ": the client stopped; check its output");
             }
         }
@@ -418,14 +444,31 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             this.last = start;
         }
 
-        /** The line, if a second has passed since the last one and the run is 2 s old; {@code total} -1: a -D run. */
-        void tick(long now, long done, long total, long size) {
+        /**
+         * The line, if a second has passed since the last one and the run is 2 s old; {@code total} -1: a -D run.
+         * {@code from} and {@code to} are the stamps the final table will divide by ({@link PerfReport#bw} without
+         * peak: the first post or receive and the last completion), so the line and the table are one measure of
+         * one counter, the table's only later.
+         */
+        void tick(long now, long done, long total, long size, long from, long to) {
             if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
             last = now;
-            double secs = (now - start) / 1e9;
             String of = total < 0 ? "" : " of " + total;
-            err.printf("jroce perf: %.0f s, %d%s messages, %.0f msg/sec, %.2f MB/sec%n", secs, done, of, done / secs,
-                    done * (double) size / secs / PerfReport.MB);
+            PerftestHandshake.BwReport r = PerfReport.bw(size, done, new long[] {from}, new long[] {Math.max(to, from + 1)}, false, 1);
+            if (gbits) r = PerfReport.inGbits(r);
+            err.printf(Locale.ROOT, "jroce perf: %.0f s: %d%s iterations, BW average %.2f %s, MsgRate %.6f Mpps%n",
+                    (now - start) / 1e9, done, of, r.bwAvg(), gbits ? "Gb/sec" : "MB/sec", r.msgRate());
+            err.flush();
+        }
+
+        /** As {@link #tick}, for a latency test: the average latency and rate of the -D latency table. */
+        void tickLat(long now, long done, long total, long size, boolean roundTrip) {
+            if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
+            last = now;
+            String of = total < 0 ? "" : " of " + total;
+            PerfReport.LatDur d = PerfReport.latDuration(size, done, now - start, roundTrip);
+            err.printf(Locale.ROOT, "jroce perf: %.0f s: %d%s iterations, t_avg %.2f usec, %.2f tps%n", (now - start) / 1e9, done, of,
+                    d.tAvg(), d.tps());
             err.flush();
         }
     }

@@ -1,7 +1,9 @@
 package io.jroce.cli.perf;
 
+import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.OptionHelp;
 import io.jroce.endpoint.AgentMode;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.Main;
@@ -40,6 +42,7 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -67,7 +70,7 @@ import java.util.concurrent.TimeUnit;
             "Peers on rxe need '-g <index of their IPv4 GID>', e.g. 'ibv_rc_pingpong -d rxe0 -g 1'.",
             "Exit status: 0 on success, 1 on failure, 2 on bad usage."
         })
-public final class PingpongCommand implements Callable<Integer> {
+public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     static final int PAGE_SIZE = 4096;
     private static final long RECV_WRID = 1;
     private static final long SEND_WRID = 2;
@@ -102,13 +105,16 @@ public final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-g", "--gid-idx"}, paramLabel = "INDEX", description = "Local GID index; ours has one entry, 0 (the --bind address).")
     Integer gidIndex;
 
-    @Option(names = {"-l", "--sl"}, paramLabel = "SL", defaultValue = "0", description = "Service level (accepted and ignored).")
+    @Option(names = {"-l", "--sl"}, paramLabel = "SL", defaultValue = "0", description = "Service level (accepted and ignored; default: ${DEFAULT-VALUE}).")
     int sl;
 
     @Option(names = {"-c", "--chk"}, description = "Validate the received buffer (client): byte 0 of every 4096-byte page is zeroed before the first send, "
             + "and every byte must come back as sent (ibv_rc_pingpong checks byte 0 of each page); with --ud the payload after the 40-byte GRH area, "
             + "and the GRH's source address must be the server's.")
     boolean check;
+
+    @Mixin
+    IbDevice ibDevice = new IbDevice();
 
     @Mixin
     PeerWaits waits = new PeerWaits();
@@ -123,6 +129,18 @@ public final class PingpongCommand implements Callable<Integer> {
     private PrintWriter out;
 
     @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The TCP exchange listens on it too (or on --oob). Required for a server; "
+                        + "a client defaults to the address the kernel routes towards HOST.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: 1024, as ibv_rc_pingpong; with --ud the interface's MTU less the RoCE "
+                        + "headers (the port MTU, as rdma_rxe takes it).",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
+                "--agent", DeviceOptions.AGENT_HELP + " Default: invoked (each side polls for every message, so its thread runs "
+                        + "the device).");
+    }
+
+    @Override
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         Params p = validate();
@@ -130,19 +148,29 @@ public final class PingpongCommand implements Callable<Integer> {
         InetAddress local = device.bind(spec);
         if (local == null) {
             if (peerHost == null) throw new ParameterException(spec.commandLine(), "a server needs --bind ADDR (the local IPv4 or IPv6 address of its RoCE device)");
-            local = LocalAddress.towards(peerHost);
+            local = DeviceOptions.sourceTowards(spec, peerHost, "HOST", "--bind");
         }
         if (peerHost != null) peerHost = oob.host(spec, local, peerHost);
+        DeviceOptions.checkLocal(spec, local);
+        if (peerHost == null) oob.checkListen(spec, local, port);
+        ibDevice.note(spec.commandLine().getErr(), "pingpong", local);
         if (p.mtu == null) {
             Mtu m = LocalAddress.activeMtu(local);
             checkUdSize(p.size, m);
             p = new Params(p.size, p.iters, m, p.rxDepth);
         }
         InetAddress oobLocal = oob.local(spec);
-        try (Device dev = Device.open(device.config(spec, local, AgentMode.INVOKED).portMtu(p.mtu));
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local, AgentMode.INVOKED).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
-                int rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
+                int rc;
+                try {
+                    rc = run(dev, peerHost, oobLocal, local, p, waits.timeout);
+                } catch (PeerTimeout e) {
+                    throw waits.named(e);
+                } catch (java.net.BindException e) {
+                    throw new ParameterException(spec.commandLine(), e.getMessage(), e); // -p in use, as a bad argument
+                }
                 device.report(spec.commandLine().getErr(), dev);
                 return rc;
             } finally {
@@ -176,6 +204,7 @@ public final class PingpongCommand implements Callable<Integer> {
                     + "(the --bind address); the peer's -g (1 on rxe) is its own index");
         }
         waits.check(spec);
+        ibDevice.check(spec);
         return new Params((int) size, (int) iters, mtu, rxDepth);
     }
 
@@ -222,7 +251,7 @@ public final class PingpongCommand implements Callable<Integer> {
         if (client) {
             remote = RcPingpongHandshake.client(peerHost, port, oobLocal, me, timeout);
         } else {
-            remote = RcPingpongHandshake.server(oobLocal != null ? oobLocal : local, port, me, timeout, connect);
+            remote = RcPingpongHandshake.server(oobLocal != null ? oobLocal : local, port, me, waits.clientWait(), timeout, connect);
         }
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s%n", remote.lid(), remote.qpn(), remote.psn(), remote.gid());
         out.flush();
@@ -248,7 +277,7 @@ public final class PingpongCommand implements Callable<Integer> {
         while (rcnt < p.iters || scnt < p.iters) {
             int n = cq.poll(wcs, 2, timeoutNanos, TimeUnit.NANOSECONDS);
             if (n == 0) {
-                throw new IOException("no completion within " + Converters.seconds(timeout) + " after " + scnt + " sends and " + rcnt
+                throw new PeerTimeout("no completion within " + Converters.seconds(timeout) + " after " + scnt + " sends and " + rcnt
                         + " receives: the peer stopped or its packets do not reach us (check its output and --bind); QP "
                         + qp.describe());
             }

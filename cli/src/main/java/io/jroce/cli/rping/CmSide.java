@@ -75,7 +75,8 @@ final class CmSide implements AutoCloseable {
                 return e.id();
             }
         }
-        throw new IOException("no connection request on port " + port + " within " + timeout.toSeconds() + " s");
+        throw new io.jroce.cli.conn.PeerTimeout("no connection request on port " + port + " within --timeout "
+                + io.jroce.cli.Converters.seconds(timeout));
     }
 
     /**
@@ -107,7 +108,7 @@ final class CmSide implements AutoCloseable {
                 }
             }
         }
-        err.println("no ESTABLISHED within " + timeout.toSeconds() + " s");
+        err.println("no ESTABLISHED within --timeout " + io.jroce.cli.Converters.seconds(timeout));
         return false;
     }
 

@@ -2,6 +2,8 @@ package io.jroce.cli.rping;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.Main;
+import io.jroce.cli.OptionHelp;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.endpoint.Device;
@@ -23,6 +25,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -30,7 +33,7 @@ import java.util.concurrent.Callable;
  * connection goes through the connection manager ({@link CmSide}); the data protocol is {@link RpingSession}.
  */
 @Command(name = "rping",
-        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
         sortOptions = false,
         description = {
             "rping over the RDMA connection manager: -s waits for one client on -p, -c connects to -a. Each ping: the client "
@@ -38,12 +41,19 @@ import java.util.concurrent.Callable;
             "Interoperates with rdma-core's rping (rping -s / rping -c -a ADDR) on rdma_rxe and NICs.",
             "Exit status: 0 on success, 1 on failure (including a rejected or unanswered connect), 2 on bad usage."
         })
-public final class RpingCommand implements Callable<Integer> {
+public final class RpingCommand implements Callable<Integer>, OptionHelp {
     /** rping's default port. */
     static final int DEFAULT_PORT = 7174;
 
     @Spec
     CommandSpec spec;
+
+    // rping's -V is validate, so -V is not --version here
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
+
+    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
+    boolean version;
 
     @Option(names = "-s", description = "Server side.")
     boolean server;
@@ -63,8 +73,9 @@ public final class RpingCommand implements Callable<Integer> {
     @Option(names = "-C", paramLabel = "COUNT", defaultValue = "0", description = "Ping count (client; 0, the default, pings until interrupted).")
     int count;
 
-    @Option(names = "-S", paramLabel = "SIZE", defaultValue = "64", description = "Ping data size, " + RpingSession.MIN_SIZE + ".." + RpingSession.MAX_SIZE + " (default: ${DEFAULT-VALUE}).")
-    int size;
+    @Option(names = "-S", paramLabel = "SIZE", defaultValue = "64", converter = Converters.Size.class,
+            description = "Ping data size, " + RpingSession.MIN_SIZE + ".." + RpingSession.MAX_SIZE + ", e.g. 4k (default: ${DEFAULT-VALUE}).")
+    long size;
 
     @Option(names = "-v", description = "Display ping data to stdout.")
     boolean verbose;
@@ -81,13 +92,23 @@ public final class RpingCommand implements Callable<Integer> {
                     + "control), all. Used only when both sides are jroce and name them; any other peer ignores the offer.")
     String jroceExtensions;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0",
-            description = "Give up after this many seconds without the connection coming up (0, the default: wait as rping does; "
-                    + "a client still gives up when the CM's retries run out).")
-    int timeoutSeconds;
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "0", converter = Converters.Time.class,
+            description = "Give up after this long without the connection coming up: seconds, or e.g. 500ms (0, the default: "
+                    + "wait as rping does; a client still gives up when the CM's retries run out).")
+    Duration timeoutGiven;
 
     @Mixin
     DeviceOptions device = new DeviceOptions();
+
+    @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The same as -a for a server and -I for a client (a client without either "
+                        + "takes the address the kernel routes towards -a).",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
+                        + "the connection manager agrees on the smaller of both sides'.",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -97,7 +118,7 @@ public final class RpingCommand implements Callable<Integer> {
         }
         if (count < 0) usage("Invalid count " + count);
         if (port < 1 || port > 65535) usage("invalid -p " + port + ": must be 1..65535");
-        if (timeoutSeconds < 0) usage("invalid --timeout " + timeoutSeconds);
+        if (timeoutGiven.compareTo(Duration.ofDays(1)) > 0) usage("invalid --timeout " + Converters.seconds(timeoutGiven) + ": at most 86400 s");
         int ext = 0;
         try {
             ext = Converters.jroceExtensions(jroceExtensions);
@@ -107,7 +128,9 @@ public final class RpingCommand implements Callable<Integer> {
         if (client && address == null) usage("a client needs -a ADDR (the server's address)");
         if (server && source != null) usage("-I applies to a client only");
         InetAddress local = device.bind(spec);
+        String localOption = "--bind";
         if (source != null) {
+            localOption = "-I";
             InetAddress src = DeviceOptions.address(spec, source, "-I");
             if (local != null && !local.equals(src)) usage("-I and --bind name different addresses");
             local = src;
@@ -118,19 +141,20 @@ public final class RpingCommand implements Callable<Integer> {
                 InetAddress a = DeviceOptions.address(spec, address, "-a");
                 if (local != null && !local.equals(a)) usage("-a and --bind name different addresses");
                 local = a;
+                localOption = "-a";
             }
             if (local == null) usage("a server needs -a ADDR or --bind ADDR (the local address of its RoCE device)");
         } else {
             peer = DeviceOptions.address(spec, address, "-a");
-            if (local == null) local = LocalAddress.towards(peer);
+            if (local == null) local = DeviceOptions.sourceTowards(spec, peer, "-a", "-I");
             peer = DeviceOptions.peerFor(spec, local, peer, "-a");
         }
-        DeviceOptions.checkLocal(spec, local);
-        RpingSession.Options o = new RpingSession.Options(size, validate, verbose, debug);
+        DeviceOptions.checkLocal(spec, local, localOption);
+        RpingSession.Options o = new RpingSession.Options((int) size, validate, verbose, debug);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Duration timeout = timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds);
-        try (Device dev = Device.open(device.config(spec, local));
+        Duration timeout = timeoutGiven.isZero() ? null : timeoutGiven;
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local));
              MetricsExport exported = device.exportMetrics(spec, dev);
              CmSide side = CmSide.open(dev, mtu(local), out, err, debug)) {
             try {

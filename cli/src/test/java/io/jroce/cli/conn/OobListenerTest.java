@@ -51,6 +51,34 @@ class OobListenerTest {
         return s;
     }
 
+    /** A server without --timeout: it waits for its client until interrupted, however long its reads may take. */
+    @Test
+    void withoutAWaitTheServerOutlastsItsReadTimeoutAndTheClientIsServed() throws Exception {
+        int port = PORT.getAndIncrement();
+        Duration reads = Duration.ofMillis(100);
+        CompletableFuture<OobListener.Accepted<byte[]>> f = CompletableFuture.supplyAsync(() -> {
+            try {
+                return OobListener.acceptWaiting(FakePeer.A, port, null, reads, "test exchange", OobListenerTest::hello);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        // five read timeouts later the listener still waits (a bounded wait of that length would have failed)
+        assertThrows(java.util.concurrent.TimeoutException.class, () -> f.get(500, java.util.concurrent.TimeUnit.MILLISECONDS));
+        try (Socket real = realClient(port); OobSocket got = FakePeer.await(f).socket()) {
+            assertArrayEquals(HELLO, f.get().greeting());
+            assertEquals(reads, got.timeout(), "the accepted connection reads with the read timeout");
+        }
+    }
+
+    @Test
+    void aGivenWaitEndsInAPeerTimeout() {
+        int port = PORT.getAndIncrement();
+        PeerTimeout e = assertThrows(PeerTimeout.class, () -> OobListener.acceptWaiting(FakePeer.A, port, Duration.ofMillis(200),
+                Duration.ofSeconds(5), "test exchange", OobListenerTest::hello));
+        assertTrue(e.getMessage().startsWith("no client connected to TCP 127.0.1.1:" + port + " within 200 ms"), e.getMessage());
+    }
+
     @Test
     void aGarbagePeerIsDroppedAndTheRealClientThatFollowsIsServed() throws Exception {
         int port = PORT.getAndIncrement();

@@ -85,6 +85,19 @@ class MetricsOptionsTest {
     }
 
     @Test
+    void aBarePortSaysItListensOnEveryAddress() {
+        assertEquals(0, run("--metrics", "0"), err.toString());
+        assertTrue(err.toString().matches("metrics: http://0\\.0\\.0\\.0:(\\d+)/metrics on every address "
+                + "\\(from this host http://127\\.0\\.0\\.1:\\d+/metrics\\) .*\\R"), err.toString());
+    }
+
+    @Test
+    void anIpv6AddressIsPrintedAsAUrlWritesIt() {
+        assertEquals(0, run("--metrics", "[::1]:0"), err.toString());
+        assertTrue(err.toString().matches("metrics: http://\\[::1\\]:\\d+/metrics \\(Prometheus.*\\R"), err.toString());
+    }
+
+    @Test
     void servesWhileTheCommandRunsAndSaysWhere() {
         assertEquals(0, run("--metrics", "127.0.0.1:0"), err.toString());
         assertTrue(probe.enabled);
@@ -134,7 +147,7 @@ class MetricsOptionsTest {
         assertEquals(new MetricsAddress(LOOPBACK, 0), MetricsAddress.parse("127.0.0.1:0"));
         assertEquals(new MetricsAddress(InetAddress.getByName("::1"), 65535), MetricsAddress.parse("[::1]:65535"));
         assertEquals("127.0.0.1:9100", MetricsAddress.parse("127.0.0.1:9100").toString());
-        assertEquals("[0:0:0:0:0:0:0:1]:9100", MetricsAddress.parse("[::1]:9100").toString());
+        assertEquals("[::1]:9100", MetricsAddress.parse("[::1]:9100").toString());
         assertEquals("*:9100", MetricsAddress.parse("9100").toString());
         for (String bad : new String[] {"", "65536", "123456", "a:1", "1.2.3.4", "[::1]", "[::1]:", "::1", "1:2:3"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MetricsAddress.parse(bad), bad);

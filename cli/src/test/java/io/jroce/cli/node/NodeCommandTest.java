@@ -81,7 +81,7 @@ class NodeCommandTest {
             {"--bind", A, "--peer", "fd00::2", "--script", ok.toString()},
         };
         String[] says = {"cannot resolve", "the link-local address fe80::1 needs its interface", "not 0.0.0.0", "option '--mtu': '1500' is not a path MTU", "--port must be 1..65535",
-            "not a probability", "unknown key 'jitter'", "--linger:", "does not exist", "does not exist or is not a file", "--peer: cannot resolve",
+            "not a probability", "unknown key 'jitter'", "--linger:", "does not exist", "--script: " + dir.resolve("missing.jroce") + " does not exist", "--peer: cannot resolve",
             "--peer fd00::2 is IPv6 but our address " + A + " is IPv4"};
         for (int i = 0; i < cases.length; i++) {
             Result r = node(cases[i]);
@@ -104,7 +104,7 @@ class NodeCommandTest {
 
     @Test
     void aScriptErrorExits2BeforeTheDeviceOpensOrAnythingRuns() throws Exception {
-        // UDP 4791 on A is taken: if the node opened its device we would see 'already in use' and exit 1
+        // UDP 4791 on A is taken: if the node opened its device we would see 'already in use' rather than the script error
         try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getByName(A), 4791))) {
             Path script = write(dir, "bad.jroce", """
                     # a fine start
@@ -126,10 +126,11 @@ class NodeCommandTest {
     }
 
     @Test
-    void udpPortTakenIsAFailureWithAHint() throws Exception {
+    void udpPortTakenIsAUsageErrorWithAHint() throws Exception {
+        // an address whose port 4791 is taken cannot be used: exit 2, as for an address that is not local
         try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getByName(A), 4791))) {
             Result r = single(dir, "echo hi\n");
-            assertEquals(1, r.exit(), show(r));
+            assertEquals(2, r.exit(), show(r));
             assertOneLine(r);
             assertEquals("jroce node: UDP port 4791 on 127.0.2.1 is already in use (another jroce node, or rdma_rxe, which binds 4791 "
                     + "on every address): stop it or bind another address", r.err().strip());

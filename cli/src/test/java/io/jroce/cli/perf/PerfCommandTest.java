@@ -51,7 +51,7 @@ class PerfCommandTest {
         usageError("--event-loops: must be 1..64, not 0", "perf", "write", "--bind", "127.0.1.1", "--event-loops", "0");
         usageError("--event-loops: must be 1..64, not 65", "perf", "write", "--bind", "127.0.1.1", "--event-loops", "65");
         usageError("--busy-poll: busy-poll time must be 0..1000000 us, not -5", "perf", "write", "--bind", "127.0.1.1", "--busy-poll", "-5");
-        usageError("--socket-buffer: must be 65536..268435456 bytes, not 1000", "perf", "write", "--bind", "127.0.1.1", "--socket-buffer", "1000");
+        usageError("--socket-buffer: must be 64k..256m (65536..268435456 bytes), not 1000", "perf", "write", "--bind", "127.0.1.1", "--socket-buffer", "1000");
     }
 
     @Test
@@ -88,6 +88,43 @@ class PerfCommandTest {
         assertEquals(PerfReport.RESULT_LINE, lines.get(h + 2));
         assertTrue(r.out().contains(" local address: LID 0000 QPN 0x"), r.out());
         assertTrue(r.out().contains(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:01:0"), r.out());
+    }
+
+    /** perftest's -a: a row per size from 2 to 2^23 on the client; the passive server reports the last. */
+    @Test
+    void allSizes() throws Exception {
+        Cli.Result[] r = run("write", "-a", "-n", "5", "-m", "4096");
+        List<String> lines = r[1].outLines();
+        int h = lines.indexOf(BW_HEADER);
+        assertTrue(h > 0, r[1].out());
+        for (int e = 1; e <= 23; e++) {
+            String row = lines.get(h + e);
+            assertTrue(BW_ROW.matcher(row).matches(), "[" + row + "]");
+            assertTrue(row.startsWith(String.format(" %-7d    %-10d", 1L << e, 5)), row);
+        }
+        assertEquals(PerfReport.RESULT_LINE, lines.get(h + 24));
+        bwTable(r[0], "RDMA_Write BW Test", 1 << 23, 5);
+        usageError("-a/--all applies to write and read bandwidth tests", "perf", "send", "--bind", "127.0.1.1", "-a");
+        usageError("-a/--all and -s/--size exclude each other", "perf", "write", "--bind", "127.0.1.1", "-a", "-s", "4k");
+    }
+
+    /** What perftest users type first: -d, -i, --report_gbits, -F. */
+    @Test
+    void perftestFirstOptionsWork() throws Exception {
+        Cli.Result[] r = run("write", "-n", "30", "-s", "4096", "--report_gbits", "-F", "-d", "rxe0", "-i", "1");
+        for (Cli.Result side : r) {
+            List<String> lines = side.outLines();
+            int h = lines.indexOf(PerfReport.RESULT_FMT_G);
+            assertTrue(h > 0, side.out());
+            assertTrue(BW_ROW.matcher(lines.get(h + 1)).matches(), lines.get(h + 1));
+        }
+        assertTrue(r[1].err().contains("jroce perf: note: -d rxe0 is not opened; jroce runs its own device jroce0 on 127.0.1.2"), r[1].err());
+        // Gb/sec are 10^9 bits: 1000 MB/sec (2^20 bytes) is 8.388608 Gb/sec
+        var g = PerfReport.inGbits(new io.jroce.cli.conn.PerftestHandshake.BwReport(4096, 30, 500, 1000, 0.25));
+        assertEquals(8.388608, g.bwAvg(), 1e-9);
+        assertEquals(4.194304, g.bwPeak(), 1e-9);
+        assertEquals(0.25, g.msgRate());
+        usageError("invalid -i/--ib-port 2: our device has one port, 1", "perf", "write", "--bind", "127.0.1.1", "-i", "2");
     }
 
     @Test

@@ -83,6 +83,19 @@ class PingpongCommandTest {
         assertEquals(r[1].outLines().get(0).substring(17), r[0].outLines().get(1).substring(17));
     }
 
+    /** ibv_rc_pingpong's -d and -i are accepted: our own name quietly, another name with a note. */
+    @Test
+    void deviceAndPortOptionsOfRcPingpong() throws Exception {
+        Cli.Result[] r = pair(List.of("pingpong", "--bind", "127.0.1.1", "-p", "28517", "-n", "5", "-d", "jroce0", "-i", "1"),
+                List.of("pingpong", "-d", "rxe0", "-i", "1", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28517", "-n", "5"));
+        assertEquals(0, r[0].exit(), r[0].out() + r[0].err());
+        assertEquals(0, r[1].exit(), r[1].out() + r[1].err());
+        assertEquals("", r[0].err());
+        assertEquals("jroce pingpong: note: -d rxe0 is not opened; jroce runs its own device jroce0 on 127.0.1.2 (chosen by --bind, "
+                + "not by -d)", r[1].err().strip());
+        usageError("invalid -i/--ib-port 2", "pingpong", "--bind", "127.0.1.1", "-i", "2");
+    }
+
     /**
      * {@code --ud} (ibv_ud_pingpong): the same exchange and output, the local line with ud_pingpong's ": GID"; the
      * client validates the echoed payload and the GRH source; its pcap decodes as UD SEND with DETH Q_Key

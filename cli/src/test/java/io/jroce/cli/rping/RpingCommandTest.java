@@ -24,6 +24,7 @@ class RpingCommandTest {
         usage("exactly one of -s", "rping", "-s", "-c", "-a", "127.77.53.21");
         usage("Invalid size 25 (valid range is 26 to 65535)", "rping", "-s", "-a", "127.77.53.21", "-S", "25");
         usage("Invalid size 65536", "rping", "-c", "-a", "127.77.53.21", "-S", "65536");
+        usage("Invalid size 65536", "rping", "-c", "-a", "127.77.53.21", "-S", "64k"); // sizes take k, m, g as everywhere
         usage("Invalid count -1", "rping", "-c", "-a", "127.77.53.21", "-C", "-1");
         usage("a client needs -a", "rping", "-c");
         usage("a server needs -a", "rping", "-s");

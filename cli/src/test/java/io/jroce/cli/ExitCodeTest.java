@@ -1,0 +1,122 @@
+package io.jroce.cli;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The one rule for exit codes, command by command (the user guide's "Exit status"): 0 success, 1 a failure at run
+ * time, 2 bad usage or an argument that cannot be used (an address not of this machine, a port in use, a file
+ * that cannot be written), found before any traffic. Every failure is one line on stderr naming what is wrong.
+ */
+class ExitCodeTest {
+    /** Not an address of any test machine (TEST-NET-2). */
+    private static final String FOREIGN = "198.51.100.77";
+    /** Loopback addresses of this test's own (other tests of the build may run at the same time on 127.0.x.y). */
+    private static final String L1 = "127.201.139.1";
+    private static final String L2 = "127.201.139.2";
+    private static final String L3 = "127.201.139.3";
+    /** UDP 4791 held by the test: a RoCE device cannot bind there. */
+    private static final String UDP_TAKEN = "127.201.139.9";
+
+    private static Path dir;
+    private static DatagramSocket udp4791;
+    private static ServerSocket tcpL1;
+    private static ServerSocket tcpL2;
+
+    @BeforeAll
+    static void hold() throws IOException {
+        dir = Files.createTempDirectory("jroce-exit");
+        Files.writeString(dir.resolve("echo.jroce"), "echo hi\n");
+        Files.writeString(dir.resolve("fails.jroce"), "mr b size=8\ncompare b text=x\n");
+        udp4791 = new DatagramSocket(new InetSocketAddress(InetAddress.getByName(UDP_TAKEN), 4791));
+        tcpL1 = new ServerSocket(0, 1, InetAddress.getByName(L1));
+        tcpL2 = new ServerSocket(0, 1, InetAddress.getByName(L2));
+    }
+
+    @AfterAll
+    static void release() throws IOException {
+        udp4791.close();
+        tcpL1.close();
+        tcpL2.close();
+    }
+
+    static Stream<Arguments> cases() {
+        String echo = dir.resolve("echo.jroce").toString();
+        String noDir = dir.resolve("no/such/dir/x.pcap").toString();
+        String p1 = Integer.toString(tcpL1.getLocalPort());
+        String p2 = Integer.toString(tcpL2.getLocalPort());
+        return Stream.of(
+                // 2: bad usage
+                row(2, "Unknown option", "inspect", "--no-such-option", "x.pcap"),
+                row(2, "Unknown option", "rping", "--no-such-option"),
+                row(2, "'4x' is not a size", "node", "--bind", L1, "--socket-buffer", "4x", "--script", echo),
+                // 2: an address that is not this machine's, before anything starts
+                row(2, "--node-a: " + FOREIGN + " is not an address of this machine", "demo", "--node-a", FOREIGN),
+                row(2, FOREIGN + " is not in 127.0.0.0/8", "demo", "--in-process", "--node-a", FOREIGN),
+                row(2, "--bind: " + FOREIGN + " is not an address of this machine", "pingpong", "--bind", FOREIGN),
+                row(2, "--bind: " + FOREIGN + " is not an address of this machine", "perf", "write", "--bind", FOREIGN),
+                row(2, "-a: " + FOREIGN + " is not an address of this machine", "rping", "-s", "-a", FOREIGN),
+                row(2, "--bind: " + FOREIGN + " is not an address of this machine", "node", "--bind", FOREIGN, "--script", echo),
+                row(2, "give our device another local address with -I", "rping", "-c", "-a", "127.0.0.1"),
+                // 2: a file that cannot be written
+                row(2, "--pcap: directory", "pingpong", "--bind", L1, "--pcap", noDir),
+                row(2, "--pcap: " + dir + " is a directory", "perf", "write", "--bind", L1, "--pcap", dir.toString()),
+                row(2, "--pcap: directory", "rping", "-s", "-a", L1, "--pcap", noDir),
+                row(2, "--pcap: directory", "node", "--bind", L1, "--pcap", noDir, "--script", echo),
+                row(2, "--script: " + dir + " is a directory", "node", "--bind", L1, "--script", dir.toString()),
+                row(2, "--script: /dev/null is empty", "node", "--bind", L1, "--script", "/dev/null"),
+                // 2: a port in use
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "pingpong", "--bind", UDP_TAKEN),
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "perf", "write", "--bind", UDP_TAKEN),
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "rping", "-s", "-a", UDP_TAKEN),
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "node", "--bind", UDP_TAKEN, "--script", echo),
+                row(2, "cannot listen on TCP " + L1 + ":" + p1, "pingpong", "--bind", L1, "-p", p1),
+                row(2, "cannot listen on TCP " + L2 + ":" + p2, "perf", "write", "--bind", L2, "-p", p2),
+                row(2, "--metrics " + L1 + ":" + p1, "node", "--bind", L3, "--metrics", L1 + ":" + p1, "--script", echo),
+                // 1: a failure at run time
+                row(1, "--timeout 1 s", "pingpong", "--bind", L1, "--timeout", "1", L2),
+                row(1, "--timeout 1 s", "perf", "write", "--bind", L1, "--timeout", "1", L2),
+                row(1, "no connection request on port 7174 within --timeout 0.3 s", "rping", "-s", "-a", L1, "--timeout", "300ms"),
+                row(1, "compare b", "node", "--bind", L1, "--script", dir.resolve("fails.jroce").toString()),
+                // 0: success
+                row(0, "", "node", "--bind", L1, "--socket-buffer", "4m", "--script", echo));
+    }
+
+    private static Arguments row(int exit, String err, String... args) {
+        return Arguments.of(String.join(" ", args), exit, err, args);
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @MethodSource("cases")
+    void exitCodeFollowsTheRule(String shown, int exit, String err, String[] args) {
+        Cli.Result r = Cli.run(args);
+        assertEquals(exit, r.exit(), shown + "\nout: " + r.out() + "\nerr: " + r.err());
+        if (exit == 0) {
+            assertEquals("", r.err().lines().filter(l -> !l.startsWith("counters ")).reduce("", String::concat), shown);
+            return;
+        }
+        String failure = r.err().lines().filter(l -> l.contains(err)).findFirst().orElse(null);
+        assertTrue(failure != null, shown + ": no line naming '" + err + "' in\n" + r.err());
+        if (exit == 2) {
+            // a usage error: one line, before anything ran
+            assertEquals(1, r.err().lines().count(), shown + ": " + r.err());
+            assertTrue(r.err().startsWith("jroce " + args[0] + ": "), shown + ": " + r.err());
+            if (!args[0].equals("demo")) assertEquals("", r.out(), shown);
+        }
+    }
+}
