@@ -51,6 +51,7 @@ class PerfCommandTest {
         usageError("--event-loops: must be 1..64, not 0", "perf", "write", "--bind", "127.0.1.1", "--event-loops", "0");
         usageError("--event-loops: must be 1..64, not 65", "perf", "write", "--bind", "127.0.1.1", "--event-loops", "65");
         usageError("--busy-poll: busy-poll time must be 0..1000000 us, not -5", "perf", "write", "--bind", "127.0.1.1", "--busy-poll", "-5");
+        usageError("--agent: must be invoked or dedicated, not 'threaded'", "perf", "write", "--bind", "127.0.1.1", "--agent", "threaded");
         usageError("--socket-buffer: must be 64k..256m (65536..268435456 bytes), not 1000", "perf", "write", "--bind", "127.0.1.1", "--socket-buffer", "1000");
     }
 
