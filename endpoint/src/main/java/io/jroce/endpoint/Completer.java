@@ -45,8 +45,8 @@ final class Completer {
     private boolean readAsked;
     /** Selective repeat's tail-loss probe when the device has none configured (IRN's RTO_low). */
     static final long SR_PROBE_NANOS = 1_000_000;
-    /** Congestion control (null when the extension is off). */
-    CongestionControl cc;
+    /** The window policy: congestion control between jroce peers that agreed on it, else none (plain IBA). */
+    private CongestionWindow cc = CongestionWindow.NONE;
 
     Completer(QueuePair qp, EngineContext ctx) {
         this.qp = qp;
@@ -74,26 +74,22 @@ final class Completer {
             int ceiling = ctx.maxUnackedPsns();
             if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
             cc = new CongestionControl(ceiling);
-            ccCounters();
         } else {
-            cc = null;
+            cc = CongestionWindow.NONE;
         }
+        cc.report(qp.counters);
     }
 
-    private void ccCounters() {
-        qp.counters.cwnd = cc.limit();
-        qp.counters.cwndDecreases = cc.decreases;
-        qp.counters.minRttMicros = cc.minRttNanos() / 1000;
-        qp.counters.rttMicros = cc.standingRttNanos() / 1000;
+    /** The requester's window policy ({@link CongestionWindow#NONE} for plain IBA). */
+    CongestionWindow congestionWindow() {
+        return cc;
     }
 
     /** A CNP named this QP: counted always, acted on as a DCQCN reaction point when congestion control is on. */
     void onCnp() {
         qp.counters.cnpsReceived++;
-        if (cc != null) {
-            cc.onCnp(ctx.clock().nanoTime());
-            ccCounters();
-        }
+        cc.onCnp(ctx.clock().nanoTime());
+        cc.report(qp.counters);
     }
 
     boolean hasOutstanding() {
@@ -124,7 +120,7 @@ final class Completer {
             long now = ctx.clock().nanoTime();
             long sample = now - rttStart;
             srttNanos = srttNanos == 0 ? sample : (7 * srttNanos + sample) / 8;
-            if (cc != null) cc.onRtt(sample, now);
+            cc.onRtt(sample, now);
             rttPsn = -1;
         }
     }
@@ -195,9 +191,9 @@ final class Completer {
         int acked = Psn.distance(before, unackedPsn);
         if (acked > 0 && acked < (1 << 23)) {
             qp.flowRelease(sack == null ? acked : Math.max(0, acked - sack.takeCleared())); // SACKed PSNs were released then
-            if (cc != null) cc.onAcked(acked, ctx.clock().nanoTime(), srttNanos);
+            cc.onAcked(acked, ctx.clock().nanoTime(), srttNanos);
         }
-        if (cc != null) ccCounters();
+        cc.report(qp.counters);
         qp.requester.run();
         ensureTimer();
     }
@@ -482,7 +478,7 @@ final class Completer {
             sb.inRecovery = true;
             sb.recoveryPsn = qp.requester.sqPsn;
             sb.rtxNext = unackedPsn;
-            if (cc != null) cc.onLoss(ctx.clock().nanoTime(), srttNanos);
+            cc.onLoss(ctx.clock().nanoTime(), srttNanos);
             rttPsn = -1; // Karn: no RTT sample across a retransmission
         }
         // the responder has every request before the PSN it expects: a READ there is being answered, not lost
@@ -528,7 +524,7 @@ final class Completer {
         ctx.counters().retransmits++;
         rttPsn = -1;
         SackScoreboard sb = sack;
-        if (cc != null) cc.onTimeout(ctx.clock().nanoTime());
+        cc.onTimeout(ctx.clock().nanoTime());
         sb.advance(unackedPsn);
         sb.inRecovery = true;
         sb.recoveryPsn = qp.requester.sqPsn;
@@ -561,7 +557,7 @@ final class Completer {
         // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
         retryLeft--;
         retriedAt = psn;
-        if (cc != null) cc.onLoss(ctx.clock().nanoTime(), srttNanos);
+        cc.onLoss(ctx.clock().nanoTime(), srttNanos);
         rttPsn = -1; // Karn: no RTT sample across a retransmission
         qp.counters.retries++;
         ctx.counters().retransmits++;

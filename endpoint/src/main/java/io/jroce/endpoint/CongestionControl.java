@@ -21,7 +21,7 @@ package io.jroce.endpoint;
  * (the highest delivery rate over a round trip times the smallest round trip), nor more than {@code ceiling}
  * (the device window, and with selective repeat the responder's out-of-order window).
  */
-final class CongestionControl {
+final class CongestionControl implements CongestionWindow {
     static final double MIN_WINDOW = 2;
     static final double INITIAL_WINDOW = 16;
     /** Queueing a flow may add before the window shrinks: above jroce's own scheduling noise (tens of µs). */
@@ -70,7 +70,8 @@ final class CongestionControl {
     }
 
     /** Packets that may be in flight now. */
-    int limit() {
+    @Override
+    public int limit() {
         int w = (int) window;
         int bdp = bdpCap();
         return Math.max((int) MIN_WINDOW, Math.min(Math.min(w, bdp), ceiling));
@@ -84,7 +85,8 @@ final class CongestionControl {
     }
 
     /** {@code packets} more were acknowledged cumulatively at {@code now}; {@code srtt} 0 until measured. */
-    void onAcked(int packets, long now, long srtt) {
+    @Override
+    public void onAcked(int packets, long now, long srtt) {
         if (belowTarget) {
             window += (double) packets / window;
             if (window > ceiling) window = ceiling;
@@ -108,7 +110,8 @@ final class CongestionControl {
      * sample while it stands, a thread that was not scheduled in time delays one, and on a host whose cores are shared
      * by more busy threads than it has the second would otherwise read as congestion.
      */
-    void onRtt(long rtt, long now) {
+    @Override
+    public void onRtt(long rtt, long now) {
         if (rtt <= 0) return;
         if (rtt < minRtt) minRtt = rtt;
         recent[recentNext] = rtt;
@@ -135,17 +138,20 @@ final class CongestionControl {
     }
 
     /** A new loss recovery began (SACK or sequence NAK): a cut if the delay says there is a queue. */
-    void onLoss(long now, long srtt) {
+    @Override
+    public void onLoss(long now, long srtt) {
         if (!belowTarget && now - lastDecrease >= Math.max(srtt, 1)) decrease(window * (1 - MAX_DECREASE), now);
     }
 
     /** The local ACK timer expired. */
-    void onTimeout(long now) {
+    @Override
+    public void onTimeout(long now) {
         decrease(MIN_WINDOW, now);
     }
 
     /** A CNP for this QP: DCQCN's reaction point, applied to the window. */
-    void onCnp(long now) {
+    @Override
+    public void onCnp(long now) {
         if (lastAlphaUpdate != 0) {
             long periods = (now - lastAlphaUpdate) / ALPHA_PERIOD_NANOS;
             if (periods > 0) alpha *= Math.pow(1 - G, Math.min(periods, 100_000));
@@ -177,5 +183,13 @@ final class CongestionControl {
 
     double alpha() {
         return alpha;
+    }
+
+    @Override
+    public void report(QpCounters c) {
+        c.cwnd = limit();
+        c.cwndDecreases = decreases;
+        c.minRttMicros = minRttNanos() / 1000;
+        c.rttMicros = standingRttNanos() / 1000;
     }
 }

@@ -184,9 +184,7 @@ final class Requester {
 
     /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
     private int windowLimit() {
-        CongestionControl cc = qp.completer.cc;
-        int window = flow.windowFor(qp.mtu);
-        return cc == null ? window : Math.min(window, cc.limit());
+        return Math.min(flow.windowFor(qp.mtu), qp.completer.congestionWindow().limit());
     }
 
     private void start(SendWqe w) {
