@@ -19,6 +19,10 @@ import java.net.InetAddress;
  * can listen on another address than its device's with {@code --oob}.
  */
 final class OobOptions {
+    /** What --bind adds for the commands with a TCP exchange (perf, pingpong). */
+    static final String BIND_HELP = " The TCP exchange listens on it too (or on --oob). Required for a server; a client defaults "
+            + "to the address the kernel routes towards HOST.";
+
     @Option(names = "--oob", paramLabel = "ADDR", description = "Local address of the TCP exchange: a server listens there instead of on "
             + "the --bind address; a client connects from it. IPv4 or IPv6 whatever --bind is, e.g. --bind fd77::1 --oob 10.77.0.1 "
             + "for perftest and ibv_rc_pingpong clients, which exchange over IPv4 only.")

@@ -123,8 +123,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     @Override
     public Map<String, String> optionHelp() {
         return Map.of(
-                "--bind", DeviceOptions.BIND_HELP + " The TCP exchange listens on it too (or on --oob). Required for a server; "
-                        + "a client defaults to the address the kernel routes towards HOST.",
+                "--bind", DeviceOptions.BIND_HELP + OobOptions.BIND_HELP,
                 "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
                         + "the smaller of both sides' is used.",
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,

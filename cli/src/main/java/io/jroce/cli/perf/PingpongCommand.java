@@ -131,8 +131,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     @Override
     public Map<String, String> optionHelp() {
         return Map.of(
-                "--bind", DeviceOptions.BIND_HELP + " The TCP exchange listens on it too (or on --oob). Required for a server; "
-                        + "a client defaults to the address the kernel routes towards HOST.",
+                "--bind", DeviceOptions.BIND_HELP + OobOptions.BIND_HELP,
                 "--mtu", DeviceOptions.MTU_HELP + " Default: 1024, as ibv_rc_pingpong; with --ud the interface's MTU less the RoCE "
                         + "headers (the port MTU, as rdma_rxe takes it).",
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
