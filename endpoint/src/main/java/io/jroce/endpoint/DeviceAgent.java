@@ -177,7 +177,7 @@ final class DeviceAgent {
         wanted.incrementAndGet();
         try {
             manual.execute(WAKE);
-            while (true) {
+            for (int spins = 0; ; spins++) {
                 if (driver.compareAndSet(null, me)) {
                     owner.set(me);
                     return ENTERED;
@@ -185,7 +185,9 @@ final class DeviceAgent {
                 Thread now = driver.get();
                 if (now != null && now != standby) return BUSY;
                 if (stopping) return BUSY;
-                Thread.onSpinWait();
+                // the standby leaves at the end of its cycle: spin through a short one, sleep through a long one
+                if (spins < 1000) Thread.onSpinWait();
+                else LockSupport.parkNanos(20_000);
             }
         } finally {
             wanted.decrementAndGet();
