@@ -19,6 +19,8 @@ import io.jroce.wire.mad.CmReq;
 import io.jroce.wire.mad.CmRtu;
 import io.jroce.wire.mad.CmaHeader;
 import io.jroce.wire.mad.MadHeader;
+import io.jroce.wire.mad.SidrRep;
+import io.jroce.wire.mad.SidrReq;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
@@ -58,12 +60,19 @@ public final class CmAgent implements AutoCloseable {
     static final int REJ_TIMEOUT = 4;
     static final int REJ_INVALID_SERVICE_ID = 8;
     static final int REJ_STALE_CONN = 10;
+    static final int REJ_INVALID_GID = 12;
     static final int REJ_CONSUMER_DEFINED = 28;
     /** IB_RATE_10_GBPS: the packet rate put in REQ paths (rxe derives it from the netdev speed). */
     static final int PACKET_RATE = 3;
     static final int HOP_LIMIT = 64;
     /** min_rnr_timer for the QPs the CM connects (ibv_rc_pingpong's 12; rdma_cm leaves the driver's default). */
     static final int MIN_RNR_TIMER = 12;
+    /**
+     * The device's max_qp_rd_atom and max_qp_init_rd_atom: what the REP and REQ carry at most, and what
+     * {@link CmConnParam#MAX} stands for (librdmacm clamps to the device's values; rdma_rxe's are 128, a jroce QP
+     * takes {@link QueuePair#MAX_RD_ATOMIC}, so that is what it offers).
+     */
+    public static final int MAX_RD_ATOMIC = QueuePair.MAX_RD_ATOMIC;
     private static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
     private static final int REP_PRIVATE_MAX = CmAttribute.REP.privateDataLength();
 
@@ -88,6 +97,8 @@ public final class CmAgent implements AutoCloseable {
     private final Set<CmId> ids = new HashSet<>();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong inboundOverflow = new AtomicLong();
+    private final MadLayer madLayer;
+    private final Sidr sidr;
     private int pending;
     private int nextCommId;
     private volatile boolean closed;
@@ -114,6 +125,8 @@ public final class CmAgent implements AutoCloseable {
         exec.setRemoveOnCancelPolicy(true);
         exec.prestartAllCoreThreads();
         this.thread = t[0];
+        this.madLayer = new MadLayer(port, cfg.madReplyRate);
+        this.sidr = new Sidr(this);
         port.start(this::onMad);
     }
 
@@ -157,7 +170,12 @@ public final class CmAgent implements AutoCloseable {
     public CmCounters counters() {
         return call(() -> new CmCounters(madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched,
                 inboundOverflow.get(), pendingOverflow, backlogOverflow, duplicates, rejSent, rejReceived, connected,
-                disconnected, timedOut));
+                disconnected, timedOut, madLayer.repliesCmClass, madLayer.repliesOtherClass, madLayer.rateLimited));
+    }
+
+    /** The device's max_qp_rd_atom / max_qp_init_rd_atom ({@link #MAX_RD_ATOMIC}). */
+    public int maxRdAtomic() {
+        return MAX_RD_ATOMIC;
     }
 
     /** Incoming connections waiting for accept or reject. */
@@ -266,7 +284,8 @@ public final class CmAgent implements AutoCloseable {
         req.localCommId(id.localCommId)
                 .serviceId(CmaHeader.serviceId(CmaHeader.PS_TCP, id.remotePort))
                 .localCaGuid(caGuid).localQkey(0).localQpn(id.qp.qpNum())
-                .responderResources(param.responderResources()).initiatorDepth(param.initiatorDepth())
+                .responderResources(Math.min(param.responderResources(), MAX_RD_ATOMIC))
+                .initiatorDepth(Math.min(param.initiatorDepth(), MAX_RD_ATOMIC))
                 .remoteCmResponseTimeout(cfg.cmResponseTimeout).transportServiceType(CmReq.TRANSPORT_RC)
                 .endToEndFlowControl(param.flowControl()).startingPsn(psn)
                 .localCmResponseTimeout(cfg.cmResponseTimeout).retryCount(param.retryCount())
@@ -312,8 +331,10 @@ public final class CmAgent implements AutoCloseable {
         // cm.c cm_init_qp_rtr_attr: the passive QP takes the REQ's path MTU as it is; both ends must agree, since a
         // responder refuses packets longer than its own path MTU (rxe check_length), and the requester chose it
         int mtu = Math.max(Mtu.MTU_256.ibvEnum(), Math.min(req.pathMtu(), Mtu.MTU_4096.ibvEnum()));
-        int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), QueuePair.MAX_RD_ATOMIC);
-        int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), QueuePair.MAX_RD_ATOMIC);
+        // librdmacm rdma_accept: RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH (and a null conn_param) mirror the REQ's
+        // initiator depth / responder resources, clamped to the device's maximum; given values are capped the same way
+        int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), MAX_RD_ATOMIC);
+        int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), MAX_RD_ATOMIC);
         int psn = rnd.nextInt(1 << 24);
         QueuePair qp = id.qp;
         // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
@@ -445,7 +466,7 @@ public final class CmAgent implements AutoCloseable {
             exec.execute(() -> {
                 inbound.decrementAndGet();
                 try {
-                    handle(from, mad, length);
+                    handle(from, srcQpn, mad, length);
                 } catch (RuntimeException e) {
                     malformed++;
                     log.debug("cm {}: MAD from {} dropped: {}", localAddress().getHostAddress(), from, e.toString());
@@ -456,9 +477,9 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    void handle(InetAddress from, byte[] raw, int length) {
+    void handle(InetAddress from, int srcQpn, byte[] raw, int length) {
         madsIn++;
-        if (length < MadHeader.LENGTH + 8) { // not even a Local Comm ID
+        if (length < MadHeader.LENGTH) { // not even a MAD header
             malformed++;
             return;
         }
@@ -468,14 +489,27 @@ public final class CmAgent implements AutoCloseable {
             mad = new byte[MadHeader.MAD_SIZE];
             System.arraycopy(raw, 0, mad, 0, Math.min(Math.min(length, raw.length), MadHeader.MAD_SIZE));
         }
-        ByteBuf b = Unpooled.wrappedBuffer(mad);
-        MadHeader h = new MadHeader().wrap(b, 0);
-        if (!h.isCmSend()) { // mad.c validate_mad / find_mad_agent: other versions, classes and methods go nowhere
+        // mad.c: what no agent takes is answered (Get/Set) or dropped before the CM sees it
+        if (madLayer.receive(from, srcQpn, mad) != MadLayer.Verdict.CM) {
             malformed++;
             return;
         }
+        if (length < MadHeader.LENGTH + 8) { // not even a Local Comm ID
+            malformed++;
+            return;
+        }
+        ByteBuf b = Unpooled.wrappedBuffer(mad);
+        MadHeader h = new MadHeader().wrap(b, 0);
+        if (h.attributeId() == SidrReq.ATTRIBUTE_ID) {
+            sidr.onSidrReq(from, b);
+            return;
+        }
+        if (h.attributeId() == SidrRep.ATTRIBUTE_ID) {
+            sidr.onSidrRep(b);
+            return;
+        }
         CmAttribute a = CmAttribute.of(h.attributeId());
-        if (a == null) {
+        if (a == null) { // cm.c cm_recv_handler: LAP, APR and unknown attributes are dropped
             unknownAttribute++;
             return;
         }
@@ -524,11 +558,23 @@ public final class CmAgent implements AutoCloseable {
             sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_SERVICE_ID, null, new byte[0]);
             return;
         }
+        byte[] responderGid = new byte[16];
+        req.primaryPath().remoteGid(responderGid, 0);
+        if (!device.gid(0).equals(Gid.of(responderGid))) {
+            // cm.c cm_req_handler: no GID of this port for the path (cm_init_av_by_path fails) -> REJ 12 with the
+            // port's GID at index 0 as ARI. rdma_rxe's index 0 is its link-local GID; jroce's table holds only the
+            // device's address, so that is the GID a peer reads here.
+            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_GID, device.gid(0).raw(), new byte[0]);
+            return;
+        }
         CmaHeader cma = new CmaHeader().wrap(b, req.privateDataIndex());
         InetAddress src = cma.sourceAddress();
         if (req.transportServiceType() != CmReq.TRANSPORT_RC || cma.cmaVersion() != CmaHeader.CMA_VERSION || src == null
-                || (src instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
-            // rdma_cm refuses what it cannot take after ib_cm accepted the REQ: cm_destroy_id sends REJ 28
+                || (src instanceof Inet4Address) != (localAddress() instanceof Inet4Address)
+                || !localAddress().equals(cma.destinationAddress())) {
+            // rdma_cm refuses what it cannot take after ib_cm accepted the REQ: cm_destroy_id sends REJ 28. That
+            // includes a destination address the listener is not bound to (cma.c cma_ib_id_from_event finds no
+            // listener: validate_net_dev / cma_match_private_data)
             sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
             return;
         }
@@ -741,8 +787,10 @@ public final class CmAgent implements AutoCloseable {
                 enterTimewait(id);
             }
             case TIMEWAIT -> {
+                // cm.c cm_dreq_handler: in timewait every DREQ gets a DREP (also when we sent the DREQ first and the
+                // peer's crossed it, so no DREP of ours was ever made)
                 duplicates++;
-                if (id.lastReply != null) send(id.peer, id.lastReply);
+                sendDrep(id, tid);
             }
             default -> duplicates++;
         }
@@ -764,6 +812,16 @@ public final class CmAgent implements AutoCloseable {
         enterTimewait(id);
     }
 
+    // ------------------------------------------------------------------ for Sidr (agent thread)
+
+    CmId tcpListener(int p) {
+        return listeners.get(p);
+    }
+
+    void unmatchedSidrRep() {
+        unmatched++;
+    }
+
     // ------------------------------------------------------------------ sending, timers, bookkeeping
 
     private void sendDreq(CmId id) {
@@ -776,6 +834,13 @@ public final class CmAgent implements AutoCloseable {
         id.state = CmId.State.DREQ_SENT;
         // cm.c ib_send_cm_dreq: the connection's own timeout and retries
         sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
+    }
+
+    private void sendDrep(CmId id, long tid) {
+        byte[] drep = new byte[MadHeader.MAD_SIZE];
+        new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(id.localCommId)
+                .remoteCommId(id.remoteCommId);
+        send(id.peer, drep);
     }
 
     private void sendMra(CmId id) {
@@ -799,7 +864,7 @@ public final class CmAgent implements AutoCloseable {
         send(to, mad);
     }
 
-    private void send(InetAddress to, byte[] mad) {
+    void send(InetAddress to, byte[] mad) {
         madsOut++;
         try {
             port.send(to, mad);
