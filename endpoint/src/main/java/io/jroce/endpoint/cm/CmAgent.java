@@ -92,6 +92,8 @@ public final class CmAgent implements AutoCloseable {
     private final Map<Key, CmId> byRemote = new HashMap<>();
     /** Passive connections by the requester's (QPN, CA GUID): cm.c cm_insert_remote_qpn, for stale REQs. */
     private final Map<Key, CmId> byRemoteQpn = new HashMap<>();
+    /** Passive connections waiting for the RTU, by their QP's number: the first packet on the QP establishes them. */
+    private final Map<Integer, CmId> byLocalQpn = new HashMap<>();
     private final Map<Integer, CmId> listeners = new HashMap<>();
     private final Set<Integer> boundPorts = new HashSet<>();
     private final Set<CmId> ids = new HashSet<>();
@@ -104,7 +106,7 @@ public final class CmAgent implements AutoCloseable {
     private volatile boolean closed;
     // counters (agent thread)
     private long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
-            backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut;
+            backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut, commEstablished;
 
     private CmAgent(Device device, MadPort port, CmConfig cfg) {
         this.device = device;
@@ -170,7 +172,7 @@ public final class CmAgent implements AutoCloseable {
     public CmCounters counters() {
         return call(() -> new CmCounters(madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched,
                 inboundOverflow.get(), pendingOverflow, backlogOverflow, duplicates, rejSent, rejReceived, connected,
-                disconnected, timedOut, madLayer.repliesCmClass, madLayer.repliesOtherClass, madLayer.rateLimited));
+                disconnected, timedOut, commEstablished, madLayer.repliesCmClass, madLayer.repliesOtherClass, madLayer.rateLimited));
     }
 
     /** The device's max_qp_rd_atom / max_qp_init_rd_atom ({@link #MAX_RD_ATOMIC}). */
@@ -365,6 +367,7 @@ public final class CmAgent implements AutoCloseable {
         id.retryMillis = convertMillis(req.localCmResponseTimeout());
         id.maxRetries = req.maxCmRetries();
         id.state = CmId.State.REP_SENT;
+        byLocalQpn.put(qp.qpNum(), id);
         sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
         return null;
     }
@@ -386,6 +389,7 @@ public final class CmAgent implements AutoCloseable {
                 toError(id.qp);
                 sendDreq(id);
             }
+            case DREQ_RCVD -> answerDreq(id); // cma.c rdma_disconnect: the DREQ fails in DREQ_RCVD, the DREP goes
             case DREQ_SENT, TIMEWAIT, DONE -> {
                 // already released (by us or the peer): rdma_disconnect after DISCONNECTED has nothing to do
             }
@@ -420,6 +424,11 @@ public final class CmAgent implements AutoCloseable {
             case ESTABLISHED -> {
                 toError(id.qp);
                 sendDreq(id); // the entry stays until the DREP or the retries, then timewait, silently
+                releasePort(id);
+                return null;
+            }
+            case DREQ_RCVD -> {
+                answerDreq(id); // cm.c cm_destroy_id: DREQ_RCVD -> DREP, then timewait
                 releasePort(id);
                 return null;
             }
@@ -546,10 +555,16 @@ public final class CmAgent implements AutoCloseable {
             return;
         }
         Key qpKey = new Key(req.localQpn(), req.localCaGuid());
-        if (byRemoteQpn.containsKey(qpKey)) {
-            // cm.c cm_match_req: a new REQ from a QP we are still connected to (or in timewait with) is stale
+        CmId old = byRemoteQpn.get(qpKey);
+        if (old != null) {
+            // cm.c cm_match_req: a new REQ from a QP we are still connected to (or in timewait with) is stale: REJ 10,
+            // and the old connection, if established, is released with a DREQ (ib_send_cm_dreq)
             duplicates++;
             sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_STALE_CONN, null, new byte[0]);
+            if (old.state == CmId.State.ESTABLISHED) {
+                toError(old.qp);
+                sendDreq(old);
+            }
             return;
         }
         long sid = req.serviceId();
@@ -703,13 +718,48 @@ public final class CmAgent implements AutoCloseable {
             return;
         }
         if (id.state != CmId.State.REP_SENT) {
-            duplicates++;
+            duplicates++; // also the RTU of a connection its first packet established
             return;
         }
+        establishPassive(id);
+    }
+
+    private void establishPassive(CmId id) {
         cancelTimer(id);
+        byLocalQpn.remove(id.qp.qpNum(), id);
         id.state = CmId.State.ESTABLISHED;
         connected++;
         post(id, CmEventType.ESTABLISHED, 0, new byte[0]);
+    }
+
+    /**
+     * The first valid packet arrived on QP {@code qpn} while it was in RTR (the verbs' IB_EVENT_COMM_EST): a passive
+     * connection still waiting for its RTU is established as if the RTU had come (cm.c ib_cm_notify -> cm_establish:
+     * REP_SENT -> ESTABLISHED, the REP's retries stop, rdma_cm reports ESTABLISHED). The RTU was lost, but the
+     * requester is sending, so it has the REP. A QPN of no such connection is ignored. Callable from any thread,
+     * without blocking: the work is done on the agent's.
+     */
+    public void onFirstPacket(int qpn) {
+        onAgent(() -> {
+            CmId id = byLocalQpn.get(qpn);
+            if (id != null && id.state == CmId.State.REP_SENT) {
+                commEstablished++;
+                establishPassive(id);
+            }
+        });
+    }
+
+    private void onAgent(Runnable r) {
+        if (Thread.currentThread() == thread) {
+            r.run();
+            return;
+        }
+        if (closed) return;
+        try {
+            exec.execute(r);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
     }
 
     private void onRej(ByteBuf b) {
@@ -775,17 +825,30 @@ public final class CmAgent implements AutoCloseable {
             return;
         }
         switch (id.state) {
-            case ESTABLISHED, REP_SENT, DREQ_SENT -> {
+            case ESTABLISHED, REP_SENT -> {
+                // cm.c cm_dreq_handler: -> DREQ_RCVD and the application is told (DISCONNECTED); the DREP goes when
+                // it calls rdma_disconnect or destroys the id. The kernel waits for that as long as it takes (the
+                // peer's DREQ times out meanwhile); this agent answers by itself after the peer's DREQ timeout, so
+                // the peer's first resend gets it and no id waits on an application that never disconnects.
                 cancelTimer(id);
-                toError(id.qp);
+                byLocalQpn.remove(id.qp == null ? -1 : id.qp.qpNum(), id);
+                toError(id.qp); // the peer's QP is in ERR already (rdma_disconnect moves it before the DREQ)
                 id.dreqTid = tid;
-                byte[] drep = new byte[MadHeader.MAD_SIZE];
-                new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(id.localCommId)
-                        .remoteCommId(id.remoteCommId);
-                id.lastReply = drep;
-                send(id.peer, drep);
+                id.state = CmId.State.DREQ_RCVD;
+                id.disconnectedReported = true;
+                post(id, CmEventType.DISCONNECTED, 0, null);
+                id.timer = exec.schedule(() -> {
+                    id.timer = null;
+                    if (id.state == CmId.State.DREQ_RCVD) answerDreq(id);
+                }, Math.max(1, peerDreqTimeoutMillis(id)), TimeUnit.MILLISECONDS);
+            }
+            case DREQ_SENT -> { // the DREQs crossed: ours is answered by the peer, the peer's at once
+                cancelTimer(id);
+                id.dreqTid = tid;
+                sendDrep(id, tid);
                 enterTimewait(id);
             }
+            case DREQ_RCVD -> duplicates++; // cm.c: a resent DREQ while the application decides is dropped
             case TIMEWAIT -> {
                 // cm.c cm_dreq_handler: in timewait every DREQ gets a DREP (also when we sent the DREQ first and the
                 // peer's crossed it, so no DREP of ours was ever made)
@@ -834,6 +897,24 @@ public final class CmAgent implements AutoCloseable {
         id.state = CmId.State.DREQ_SENT;
         // cm.c ib_send_cm_dreq: the connection's own timeout and retries
         sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
+    }
+
+    /** DREQ_RCVD -> TIMEWAIT: the DREP for the DREQ received (cm.c ib_send_cm_drep). */
+    private void answerDreq(CmId id) {
+        cancelTimer(id);
+        sendDrep(id, id.dreqTid);
+        enterTimewait(id);
+    }
+
+    /**
+     * How long the peer waits for a DREP before resending its DREQ (cm.c ib_send_cm_dreq: the connection's
+     * timeout_ms): its CM response timeout as our REQ told it (we are active), or as its REQ told us (passive).
+     */
+    private long peerDreqTimeoutMillis(CmId id) {
+        if (id.req == null) return convertMillis(cfg.cmResponseTimeout);
+        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
+        return id.listener != null ? 2 * convertMillis(cfg.packetLifeTime) + convertMillis(req.remoteCmResponseTimeout())
+                : convertMillis(req.localCmResponseTimeout());
     }
 
     private void sendDrep(CmId id, long tid) {
@@ -945,6 +1026,7 @@ public final class CmAgent implements AutoCloseable {
         if (id.localCommId != 0) byLocalId.remove(id.localCommId, id);
         if (id.remoteKey != null) byRemote.remove(id.remoteKey, id);
         if (id.remoteQpKey != null) byRemoteQpn.remove(id.remoteQpKey, id);
+        if (id.qp != null) byLocalQpn.remove(id.qp.qpNum(), id);
         if (id.acceptTimer != null) id.acceptTimer.cancel(false);
     }
 

@@ -24,7 +24,10 @@ public final class CmId implements AutoCloseable {
     /** Where an id is in its life (ib_cm's and rdma_cm's states, merged and simplified). */
     public enum State {
         IDLE, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN,
-        REQ_SENT, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT,
+        REQ_SENT, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT,
+        /** The peer's DREQ came (DISCONNECTED was reported); the DREP waits for {@link #disconnect} or a timeout. */
+        DREQ_RCVD,
+        TIMEWAIT,
         /** Rejected, unreachable, timed out or disconnected: only {@link #close} is left. */
         DONE,
         CLOSED
@@ -172,7 +175,9 @@ public final class CmId implements AutoCloseable {
 
     /**
      * rdma_disconnect: moves the QP to ERR and sends a DREQ (resent until a DREP or the retries run out); DISCONNECTED
-     * follows. After the peer disconnected first it does nothing.
+     * follows. After the peer disconnected first (DISCONNECTED reported, state {@link State#DREQ_RCVD}) it sends the
+     * DREP that answers the peer's DREQ, as librdmacm's does; the agent sends that DREP by itself after the peer's
+     * DREQ timeout when the application does not. Later it does nothing.
      */
     public void disconnect() {
         agent.call(() -> agent.disconnect(this));
