@@ -81,31 +81,33 @@ public final class CmAgent implements AutoCloseable {
 
     private final Device device;
     private final MadPort port;
-    private final CmConfig cfg;
-    private final ScheduledThreadPoolExecutor exec;
+    final CmConfig cfg;
+    final ScheduledThreadPoolExecutor exec;
     private final Thread thread;
     private final SplittableRandom rnd;
     private final long caGuid;
-    private final long hiTid;
-    private final int peerUdpPort;
-    private final Map<Integer, CmId> byLocalId = new HashMap<>();
+    final long hiTid;
+    final int peerUdpPort;
+    final Map<Integer, CmId> byLocalId = new HashMap<>();
     private final Map<Key, CmId> byRemote = new HashMap<>();
     /** Passive connections by the requester's (QPN, CA GUID): cm.c cm_insert_remote_qpn, for stale REQs. */
     private final Map<Key, CmId> byRemoteQpn = new HashMap<>();
     /** Passive connections waiting for the RTU, by their QP's number: the first packet on the QP establishes them. */
     private final Map<Integer, CmId> byLocalQpn = new HashMap<>();
-    private final Map<Integer, CmId> listeners = new HashMap<>();
-    private final Set<Integer> boundPorts = new HashSet<>();
-    private final Set<CmId> ids = new HashSet<>();
+    /** Listeners by service ID. */
+    private final Map<Long, CmId> listeners = new HashMap<>();
+    /** Bound ports by service ID (each port space has its own ports). */
+    private final Set<Long> boundPorts = new HashSet<>();
+    final Set<CmId> ids = new HashSet<>();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong inboundOverflow = new AtomicLong();
     private final MadLayer madLayer;
     private final Sidr sidr;
-    private int pending;
+    int pending;
     private int nextCommId;
     private volatile boolean closed;
     // counters (agent thread)
-    private long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
+    long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
             backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut, commEstablished;
 
     private CmAgent(Device device, MadPort port, CmConfig cfg) {
@@ -193,10 +195,15 @@ public final class CmAgent implements AutoCloseable {
     // ------------------------------------------------------------------ application calls (agent thread)
 
     CmId createId(CmEventChannel channel, Object context) {
+        return createId(channel, context, CmPortSpace.TCP);
+    }
+
+    CmId createId(CmEventChannel channel, Object context, CmPortSpace ps) {
         if (channel == null) throw new IllegalArgumentException("an id needs an event channel");
+        if (ps == null) throw new IllegalArgumentException("an id needs a port space");
         return call(() -> {
             checkCapacity();
-            CmId id = new CmId(this, channel, context);
+            CmId id = new CmId(this, channel, context, ps);
             ids.add(id);
             return id;
         });
@@ -206,16 +213,16 @@ public final class CmAgent implements AutoCloseable {
         need(id, CmId.State.IDLE);
         if (id.localPort != 0) throw new IllegalStateException(id + " is already bound");
         if (p < 0 || p > 0xFFFF) throw new IllegalArgumentException("port must be 0..65535, not " + p);
-        id.localPort = p == 0 ? ephemeralPort() : reservePort(p);
+        id.localPort = p == 0 ? ephemeralPort(id.portSpace) : reservePort(id.portSpace, p);
         return null;
     }
 
     Void listen(CmId id, int backlog) {
         need(id, CmId.State.IDLE);
-        if (id.localPort == 0) id.localPort = ephemeralPort();
+        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
         id.backlog = backlog <= 0 ? 128 : backlog;
         id.state = CmId.State.LISTEN;
-        listeners.put(id.localPort, id);
+        listeners.put(id.portSpace.serviceId(id.localPort), id);
         return null;
     }
 
@@ -231,7 +238,7 @@ public final class CmAgent implements AutoCloseable {
         if ((dst instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
             throw new IllegalArgumentException(dst.getHostAddress() + " is not of the device's address family");
         }
-        if (id.localPort == 0) id.localPort = ephemeralPort();
+        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
         id.remoteAddress = dst;
         id.remotePort = p;
         id.peer = dst;
@@ -249,6 +256,7 @@ public final class CmAgent implements AutoCloseable {
     QueuePair createQp(CmId id, ProtectionDomain pd, QpInitAttr init) {
         if (pd.device() != device) throw new IllegalArgumentException("the PD is not of this agent's device");
         if (id.qp != null) throw new IllegalStateException(id + " already has a QP");
+        if (id.portSpace == CmPortSpace.UDP) return sidr.createQp(id, pd, init);
         QueuePair qp = pd.createQp(init);
         toInit(qp);
         id.qp = qp;
@@ -261,6 +269,10 @@ public final class CmAgent implements AutoCloseable {
         if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
             throw new IllegalStateException(qp + " must be in RESET or INIT");
         }
+        if (id.portSpace == CmPortSpace.UDP) {
+            sidr.useQp(id, qp);
+            return null;
+        }
         toInit(qp);
         id.qp = qp;
         return null;
@@ -271,6 +283,7 @@ public final class CmAgent implements AutoCloseable {
             throw new IllegalStateException(id + ": connect needs a resolved address");
         }
         if (id.qp == null) throw new IllegalStateException(id + ": connect needs a QP (createQp)");
+        if (id.portSpace == CmPortSpace.UDP) return sidr.connect(id, param);
         if (param.privateDataLength() > REQ_PRIVATE_MAX) {
             throw new IllegalArgumentException("REQ private data is at most " + REQ_PRIVATE_MAX + " bytes, not " + param.privateDataLength());
         }
@@ -321,6 +334,7 @@ public final class CmAgent implements AutoCloseable {
     Void accept(CmId id, CmConnParam param) {
         if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be accepted");
         if (id.qp == null) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
+        if (id.portSpace == CmPortSpace.UDP) return sidr.accept(id, param);
         if (param.privateDataLength() > REP_PRIVATE_MAX) {
             throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
         }
@@ -374,6 +388,7 @@ public final class CmAgent implements AutoCloseable {
 
     Void reject(CmId id, byte[] privateData) {
         if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be rejected");
+        if (id.portSpace == CmPortSpace.UDP) return sidr.reject(id, privateData);
         if (privateData.length > CmAttribute.REJ.privateDataLength()) {
             throw new IllegalArgumentException("REJ private data is at most 148 bytes, not " + privateData.length);
         }
@@ -384,6 +399,10 @@ public final class CmAgent implements AutoCloseable {
     }
 
     Void disconnect(CmId id) {
+        if (id.portSpace == CmPortSpace.UDP) { // cma.c rdma_disconnect: the QP to ERR; ib_cm has nothing to send
+            toError(id.qp);
+            return null;
+        }
         switch (id.state) {
             case ESTABLISHED, REP_SENT -> {
                 toError(id.qp);
@@ -401,9 +420,22 @@ public final class CmAgent implements AutoCloseable {
     Void destroy(CmId id) {
         if (id.state == CmId.State.CLOSED) return null;
         id.closedByApp = true;
+        if (id.portSpace == CmPortSpace.UDP) {
+            if (id.state == CmId.State.LISTEN) {
+                listeners.remove(id.portSpace.serviceId(id.localPort), id);
+                rejectUntaken(id);
+            } else {
+                sidr.destroy(id);
+            }
+            releasePort(id);
+            unregister(id);
+            id.state = CmId.State.CLOSED;
+            ids.remove(id);
+            return null;
+        }
         switch (id.state) {
             case LISTEN -> {
-                listeners.remove(id.localPort);
+                listeners.remove(id.portSpace.serviceId(id.localPort), id);
                 rejectUntaken(id);
             }
             case REQ_SENT -> {
@@ -456,6 +488,10 @@ public final class CmAgent implements AutoCloseable {
         for (CmId c : new ArrayList<>(ids)) {
             if (c.listener != listener || c.state != CmId.State.REQ_RCVD || !c.request.compareAndSet(0, 2)) continue;
             c.closedByApp = true;
+            if (c.portSpace == CmPortSpace.UDP) {
+                sidr.destroy(c);
+                continue;
+            }
             leavePending(c);
             sendRej(c.peer, c.tid, rejLocalId(c), c.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
             finish(c);
@@ -514,7 +550,7 @@ public final class CmAgent implements AutoCloseable {
             return;
         }
         if (h.attributeId() == SidrRep.ATTRIBUTE_ID) {
-            sidr.onSidrRep(b);
+            sidr.onSidrRep(from, b);
             return;
         }
         CmAttribute a = CmAttribute.of(h.attributeId());
@@ -568,7 +604,12 @@ public final class CmAgent implements AutoCloseable {
             return;
         }
         long sid = req.serviceId();
-        CmId listener = CmaHeader.portSpace(sid) == CmaHeader.PS_TCP ? listeners.get(CmaHeader.port(sid)) : null;
+        CmId listener = listeners.get(sid);
+        if (listener != null && listener.portSpace != CmPortSpace.TCP) {
+            // ib_cm matched a UD listener's service ID; rdma_cm refuses an RC request there (cma_ib_check_req_qp_type)
+            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
+            return;
+        }
         if (listener == null) { // cm.c cm_req_handler: no listener -> IB_CM_REJ_INVALID_SERVICE_ID
             sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_SERVICE_ID, null, new byte[0]);
             return;
@@ -877,12 +918,8 @@ public final class CmAgent implements AutoCloseable {
 
     // ------------------------------------------------------------------ for Sidr (agent thread)
 
-    CmId tcpListener(int p) {
-        return listeners.get(p);
-    }
-
-    void unmatchedSidrRep() {
-        unmatched++;
+    CmId listener(long serviceId) {
+        return listeners.get(serviceId);
     }
 
     // ------------------------------------------------------------------ sending, timers, bookkeeping
@@ -954,7 +991,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private void sendWithRetry(CmId id, byte[] mad, long timeoutMillis, int retries) {
+    void sendWithRetry(CmId id, byte[] mad, long timeoutMillis, int retries) {
         id.outstanding = mad;
         id.retriesLeft = retries;
         send(id.peer, mad);
@@ -973,8 +1010,8 @@ public final class CmAgent implements AutoCloseable {
         id.outstanding = null;
         timedOut++;
         switch (id.state) {
-            case REQ_SENT, REP_SENT -> { // IB_CM_REQ_ERROR / IB_CM_REP_ERROR -> RDMA_CM_EVENT_UNREACHABLE
-                toError(id.qp);
+            case REQ_SENT, REP_SENT -> { // IB_CM_REQ_ERROR / IB_CM_REP_ERROR / IB_CM_SIDR_REQ_ERROR -> UNREACHABLE
+                if (id.portSpace != CmPortSpace.UDP) toError(id.qp); // a UD QP serves other peers too
                 finish(id);
                 post(id, CmEventType.UNREACHABLE, CmEvent.ETIMEDOUT, null);
             }
@@ -1007,7 +1044,7 @@ public final class CmAgent implements AutoCloseable {
     }
 
     /** The id's connection is over (rejected, unreachable, refused): it leaves the tables, the application keeps it. */
-    private void finish(CmId id) {
+    void finish(CmId id) {
         cancelTimer(id);
         unregister(id);
         if (id.closedByApp || id.listener != null && id.state == CmId.State.REQ_RCVD) {
@@ -1022,7 +1059,7 @@ public final class CmAgent implements AutoCloseable {
         return id.lastReply != null ? id.localCommId : 0;
     }
 
-    private void unregister(CmId id) {
+    void unregister(CmId id) {
         if (id.localCommId != 0) byLocalId.remove(id.localCommId, id);
         if (id.remoteKey != null) byRemote.remove(id.remoteKey, id);
         if (id.remoteQpKey != null) byRemoteQpn.remove(id.remoteQpKey, id);
@@ -1030,7 +1067,7 @@ public final class CmAgent implements AutoCloseable {
         if (id.acceptTimer != null) id.acceptTimer.cancel(false);
     }
 
-    private void leavePending(CmId id) {
+    void leavePending(CmId id) {
         if (id.state == CmId.State.REQ_RCVD) pending--;
         if (id.acceptTimer != null) {
             id.acceptTimer.cancel(false);
@@ -1038,7 +1075,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private void cancelTimer(CmId id) {
+    void cancelTimer(CmId id) {
         id.outstanding = null;
         cancelTimerOnly(id);
     }
@@ -1050,20 +1087,20 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private void post(CmId id, CmEventType type, int status, byte[] privateData) {
+    void post(CmId id, CmEventType type, int status, byte[] privateData) {
         if (id.closedByApp) return;
         id.channel.post(new CmEvent(type, id, null, status, privateData == null ? new byte[0] : privateData, null));
     }
 
-    private void checkCapacity() {
+    void checkCapacity() {
         if (ids.size() >= cfg.maxIds) throw new IllegalStateException("the CM holds " + ids.size() + " ids, its maximum");
     }
 
-    private static void need(CmId id, CmId.State s) {
+    static void need(CmId id, CmId.State s) {
         if (id.state != s) throw new IllegalStateException(id + " must be " + s);
     }
 
-    private int newCommId() {
+    int newCommId() {
         int c;
         do {
             c = nextCommId++;
@@ -1071,21 +1108,21 @@ public final class CmAgent implements AutoCloseable {
         return c;
     }
 
-    private int ephemeralPort() {
+    private int ephemeralPort(CmPortSpace ps) {
         for (int i = 0; i < 65536; i++) {
             int p = 32768 + rnd.nextInt(61000 - 32768);
-            if (boundPorts.add(p)) return p;
+            if (boundPorts.add(ps.serviceId(p))) return p;
         }
         throw new IllegalStateException("no free rdma_cm port");
     }
 
-    private int reservePort(int p) {
-        if (!boundPorts.add(p)) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+    private int reservePort(CmPortSpace ps, int p) {
+        if (!boundPorts.add(ps.serviceId(p))) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
         return p;
     }
 
-    private void releasePort(CmId id) {
-        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.localPort);
+    void releasePort(CmId id) {
+        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.portSpace.serviceId(id.localPort));
     }
 
     private static void toInit(QueuePair qp) {
@@ -1095,7 +1132,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private static void toError(QueuePair qp) {
+    static void toError(QueuePair qp) {
         if (qp == null) return;
         try {
             if (qp.state() != QpState.ERR && qp.state() != QpState.RESET) qp.modify(new QpAttr().state(QpState.ERR));
@@ -1150,14 +1187,21 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    /** Stops the agent: ids get no more events, the MAD port is closed. Connections are not released (no DREQ). */
+    /**
+     * Stops the agent: ids get no more events, the MAD port is closed. Connections are not released (no DREQ), but a
+     * DREQ the application has not answered yet gets its DREP, as the kernel sends it when a process exits with the
+     * id open (ucma closes it, cm.c cm_destroy_id in DREQ_RCVD), so the peer is not left to time out.
+     */
     @Override
     public void close() {
         if (closed) return;
         try {
             call(() -> {
                 List<CmId> all = new ArrayList<>(ids);
-                for (CmId id : all) cancelTimer(id);
+                for (CmId id : all) {
+                    if (id.state == CmId.State.DREQ_RCVD) sendDrep(id, id.dreqTid);
+                    cancelTimer(id);
+                }
                 return null;
             });
         } catch (RuntimeException ignored) {

@@ -24,6 +24,7 @@ public final class CmConnParam {
     private int rnrRetryCount = 7;
     private boolean flowControl;
     private int extensions;
+    private int qkey;
 
     public static CmConnParam defaults() {
         return new CmConnParam();
@@ -94,6 +95,16 @@ public final class CmConnParam {
         return this;
     }
 
+    /**
+     * UDP port space, accept: the Q_Key the SIDR_REP announces and the id's QP uses (rdma_conn_param.qkey); 0, the
+     * default, keeps the id's ({@link CmPortSpace#UDP_QKEY} unless set).
+     */
+    public CmConnParam qkey(int v) {
+        qkey = v;
+        return this;
+    }
+
+    public int qkey() { return qkey; }
     public byte[] privateData() { return privateData.clone(); }
     public int responderResources() { return responderResources; }
     public int initiatorDepth() { return initiatorDepth; }

@@ -36,6 +36,7 @@ public final class CmId implements AutoCloseable {
     final CmAgent agent;
     final CmEventChannel channel;
     final Object context;
+    final CmPortSpace portSpace;
     volatile QueuePair qp;
 
     // everything below is touched only on the agent's thread (except the volatile ones, read by getters)
@@ -80,11 +81,21 @@ public final class CmId implements AutoCloseable {
     ScheduledFuture<?> acceptTimer;
     CmAgent.Key remoteKey;
     CmAgent.Key remoteQpKey;
+    // UDP port space
+    volatile int qkey;             // the Q_Key of the id's UD QP (0 until it has one)
+    long serviceId;                // passive: the SIDR_REQ's
+    Sidr.Key sidrKey;              // passive: the SIDR_REQ's (Request ID, sender), while it waits for accept/reject
+    volatile CmUdParam ud;         // active: what the SIDR_REP gave
 
     CmId(CmAgent agent, CmEventChannel channel, Object context) {
+        this(agent, channel, context, CmPortSpace.TCP);
+    }
+
+    CmId(CmAgent agent, CmEventChannel channel, Object context, CmPortSpace portSpace) {
         this.agent = agent;
         this.channel = channel;
         this.context = context;
+        this.portSpace = portSpace;
     }
 
     /** rdma_create_id(channel, context, RDMA_PS_TCP) on {@code agent}'s device. */
@@ -95,6 +106,18 @@ public final class CmId implements AutoCloseable {
     /** rdma_create_id with no context. */
     public static CmId create(CmAgent agent, CmEventChannel channel) {
         return agent.createId(channel, null);
+    }
+
+    /**
+     * rdma_create_id(channel, context, ps): {@link CmPortSpace#UDP} makes a UD id. Its QP ({@link #createQp}, a UD
+     * one) is taken to RTS with the id's Q_Key at once; {@link #listen} answers SIDR_REQs for its port's service ID
+     * ({@code 0x0000000001110000 | port}) with CONNECT_REQUEST events, which {@link #accept} answers with a SIDR_REP
+     * (the QP's number and Q_Key) and {@link #reject} with a SIDR_REP of status 2; {@link #connect} sends SIDR_REQs
+     * (resent on the CM response timeout up to Max CM Retries times) and reports ESTABLISHED with the peer's
+     * {@link CmUdParam} (address handle, QPN, Q_Key), or UNREACHABLE (status: the SIDR_REP's, or -110 when none came).
+     */
+    public static CmId create(CmAgent agent, CmEventChannel channel, Object context, CmPortSpace portSpace) {
+        return agent.createId(channel, context, portSpace);
     }
 
     /**
@@ -200,6 +223,12 @@ public final class CmId implements AutoCloseable {
      */
     public int extensions() { return extensions; }
 
+    /** The port space the id was created in. */
+    public CmPortSpace portSpace() { return portSpace; }
+    /** UDP port space: the Q_Key of the id's QP ({@link CmPortSpace#UDP_QKEY} unless accept set another); else 0. */
+    public int qkey() { return qkey; }
+    /** UDP port space, active side: the peer's address handle, QPN and Q_Key once ESTABLISHED; else null. */
+    public CmUdParam udParam() { return ud; }
     /** The QP bound to this id, or null. */
     public QueuePair qp() { return qp; }
     public Object context() { return context; }
@@ -220,7 +249,7 @@ public final class CmId implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CmId{" + state + (localCommId != 0 ? String.format(" comm %08x", localCommId) : "")
+        return "CmId{" + (portSpace == CmPortSpace.UDP ? "UDP " : "") + state + (localCommId != 0 ? String.format(" comm %08x", localCommId) : "")
                 + " port " + localPort + (remoteAddress != null ? " peer " + remoteAddress.getHostAddress() + ":" + remotePort : "")
                 + (qp != null ? " qpn " + qp.qpNum() : "") + "}";
     }
