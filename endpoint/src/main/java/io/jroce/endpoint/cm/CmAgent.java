@@ -10,8 +10,6 @@ import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.wire.mad.CmAttribute;
-import io.jroce.wire.mad.CmDrep;
-import io.jroce.wire.mad.CmDreq;
 import io.jroce.wire.mad.CmMra;
 import io.jroce.wire.mad.CmRej;
 import io.jroce.wire.mad.CmRep;
@@ -45,8 +43,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The connection manager of one device: the Linux ib_cm state machine (drivers/infiniband/core/cm.c) with rdma_cm's
- * TCP port space on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ and DREP over the device's QP 1 through a
- * {@link MadPort}.
+ * TCP and UDP port spaces on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ and SIDR_REP over
+ * the device's QP 1 through a {@link MadPort}. This class holds the tables, the set-up of RC connections and the
+ * agent's thread; the MAD layer's own answers are {@link MadLayer}'s, the release (DREQ, DREP, timewait)
+ * {@link CmRelease}'s, SIDR and the UDP port space {@link Sidr}'s.
  *
  * <p>One thread owns all state: received MADs, timers and the applications' calls ({@link CmId}) run on it in turn.
  * What peers can make it hold is capped: received MADs waiting for the thread ({@link CmConfig#maxInboundQueue}),
@@ -93,7 +93,7 @@ public final class CmAgent implements AutoCloseable {
     /** Passive connections by the requester's (QPN, CA GUID): cm.c cm_insert_remote_qpn, for stale REQs. */
     private final Map<Key, CmId> byRemoteQpn = new HashMap<>();
     /** Passive connections waiting for the RTU, by their QP's number: the first packet on the QP establishes them. */
-    private final Map<Integer, CmId> byLocalQpn = new HashMap<>();
+    final Map<Integer, CmId> byLocalQpn = new HashMap<>();
     /** Listeners by service ID. */
     private final Map<Long, CmId> listeners = new HashMap<>();
     /** Bound ports by service ID (each port space has its own ports). */
@@ -103,6 +103,7 @@ public final class CmAgent implements AutoCloseable {
     private final AtomicLong inboundOverflow = new AtomicLong();
     private final MadLayer madLayer;
     private final Sidr sidr;
+    private final CmRelease release;
     int pending;
     private int nextCommId;
     private volatile boolean closed;
@@ -131,6 +132,7 @@ public final class CmAgent implements AutoCloseable {
         this.thread = t[0];
         this.madLayer = new MadLayer(port, cfg.madReplyRate);
         this.sidr = new Sidr(this);
+        this.release = new CmRelease(this);
         port.start(this::onMad);
     }
 
@@ -399,22 +401,7 @@ public final class CmAgent implements AutoCloseable {
     }
 
     Void disconnect(CmId id) {
-        if (id.portSpace == CmPortSpace.UDP) { // cma.c rdma_disconnect: the QP to ERR; ib_cm has nothing to send
-            toError(id.qp);
-            return null;
-        }
-        switch (id.state) {
-            case ESTABLISHED, REP_SENT -> {
-                toError(id.qp);
-                sendDreq(id);
-            }
-            case DREQ_RCVD -> answerDreq(id); // cma.c rdma_disconnect: the DREQ fails in DREQ_RCVD, the DREP goes
-            case DREQ_SENT, TIMEWAIT, DONE -> {
-                // already released (by us or the peer): rdma_disconnect after DISCONNECTED has nothing to do
-            }
-            default -> throw new IllegalStateException(id + " is not connected");
-        }
-        return null;
+        return release.disconnect(id);
     }
 
     Void destroy(CmId id) {
@@ -455,12 +442,12 @@ public final class CmAgent implements AutoCloseable {
             }
             case ESTABLISHED -> {
                 toError(id.qp);
-                sendDreq(id); // the entry stays until the DREP or the retries, then timewait, silently
+                release.sendDreq(id); // the entry stays until the DREP or the retries, then timewait, silently
                 releasePort(id);
                 return null;
             }
             case DREQ_RCVD -> {
-                answerDreq(id); // cm.c cm_destroy_id: DREQ_RCVD -> DREP, then timewait
+                release.answerDreq(id); // cm.c cm_destroy_id: DREQ_RCVD -> DREP, then timewait
                 releasePort(id);
                 return null;
             }
@@ -564,8 +551,8 @@ public final class CmAgent implements AutoCloseable {
             case REJ -> onRej(b);
             case REP -> onRep(from, b);
             case RTU -> onRtu(b);
-            case DREQ -> onDreq(from, b);
-            case DREP -> onDrep(b);
+            case DREQ -> release.onDreq(from, b);
+            case DREP -> release.onDrep(b);
         }
     }
 
@@ -599,7 +586,7 @@ public final class CmAgent implements AutoCloseable {
             sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_STALE_CONN, null, new byte[0]);
             if (old.state == CmId.State.ESTABLISHED) {
                 toError(old.qp);
-                sendDreq(old);
+                release.sendDreq(old);
             }
             return;
         }
@@ -823,7 +810,7 @@ public final class CmAgent implements AutoCloseable {
             case ESTABLISHED -> {
                 // cm.c cm_rej_handler: a REJ to an established connection (a stale one) ends it
                 toError(id.qp);
-                enterTimewait(id);
+                release.enterTimewait(id);
             }
             default -> duplicates++;
         }
@@ -848,74 +835,6 @@ public final class CmAgent implements AutoCloseable {
         id.timer = exec.schedule(() -> retry(id), wait, TimeUnit.MILLISECONDS);
     }
 
-    private void onDreq(InetAddress from, ByteBuf b) {
-        CmDreq dreq = new CmDreq().wrap(b, 0);
-        long tid = dreq.header().transactionId();
-        CmId id = byLocalId.get(dreq.remoteCommId());
-        if (id == null || id.remoteCommId != dreq.localCommId()) {
-            // cm.c cm_dreq_handler: unknown -> cm_issue_drep, so the peer's DREQ does not time out
-            unmatched++;
-            byte[] drep = new byte[MadHeader.MAD_SIZE];
-            new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(dreq.remoteCommId())
-                    .remoteCommId(dreq.localCommId());
-            send(from, drep);
-            return;
-        }
-        if (id.qp != null && dreq.remoteQpn() != id.qp.qpNum()) { // cm.c: a DREQ for another QP is dropped
-            unmatched++;
-            return;
-        }
-        switch (id.state) {
-            case ESTABLISHED, REP_SENT -> {
-                // cm.c cm_dreq_handler: -> DREQ_RCVD and the application is told (DISCONNECTED); the DREP goes when
-                // it calls rdma_disconnect or destroys the id. The kernel waits for that as long as it takes (the
-                // peer's DREQ times out meanwhile); this agent answers by itself after the peer's DREQ timeout, so
-                // the peer's first resend gets it and no id waits on an application that never disconnects.
-                cancelTimer(id);
-                byLocalQpn.remove(id.qp == null ? -1 : id.qp.qpNum(), id);
-                toError(id.qp); // the peer's QP is in ERR already (rdma_disconnect moves it before the DREQ)
-                id.dreqTid = tid;
-                id.state = CmId.State.DREQ_RCVD;
-                id.disconnectedReported = true;
-                post(id, CmEventType.DISCONNECTED, 0, null);
-                id.timer = exec.schedule(() -> {
-                    id.timer = null;
-                    if (id.state == CmId.State.DREQ_RCVD) answerDreq(id);
-                }, Math.max(1, peerDreqTimeoutMillis(id)), TimeUnit.MILLISECONDS);
-            }
-            case DREQ_SENT -> { // the DREQs crossed: ours is answered by the peer, the peer's at once
-                cancelTimer(id);
-                id.dreqTid = tid;
-                sendDrep(id, tid);
-                enterTimewait(id);
-            }
-            case DREQ_RCVD -> duplicates++; // cm.c: a resent DREQ while the application decides is dropped
-            case TIMEWAIT -> {
-                // cm.c cm_dreq_handler: in timewait every DREQ gets a DREP (also when we sent the DREQ first and the
-                // peer's crossed it, so no DREP of ours was ever made)
-                duplicates++;
-                sendDrep(id, tid);
-            }
-            default -> duplicates++;
-        }
-    }
-
-    private void onDrep(ByteBuf b) {
-        CmDrep drep = new CmDrep().wrap(b, 0);
-        CmId id = byLocalId.get(drep.remoteCommId());
-        if (id == null || id.remoteCommId != drep.localCommId()) {
-            unmatched++;
-            return;
-        }
-        if (id.state != CmId.State.DREQ_SENT) {
-            duplicates++;
-            return;
-        }
-        cancelTimer(id);
-        id.lastReply = null;
-        enterTimewait(id);
-    }
-
     // ------------------------------------------------------------------ for Sidr (agent thread)
 
     CmId listener(long serviceId) {
@@ -923,43 +842,6 @@ public final class CmAgent implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------ sending, timers, bookkeeping
-
-    private void sendDreq(CmId id) {
-        byte[] mad = new byte[MadHeader.MAD_SIZE];
-        id.dreqTid = hiTid << 32 | (id.localCommId & 0xFFFFFFFFL);
-        new CmDreq().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.dreqTid).localCommId(id.localCommId)
-                .remoteCommId(id.remoteCommId).remoteQpn(id.remoteQpn);
-        cancelTimer(id);
-        id.lastReply = null;
-        id.state = CmId.State.DREQ_SENT;
-        // cm.c ib_send_cm_dreq: the connection's own timeout and retries
-        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
-    }
-
-    /** DREQ_RCVD -> TIMEWAIT: the DREP for the DREQ received (cm.c ib_send_cm_drep). */
-    private void answerDreq(CmId id) {
-        cancelTimer(id);
-        sendDrep(id, id.dreqTid);
-        enterTimewait(id);
-    }
-
-    /**
-     * How long the peer waits for a DREP before resending its DREQ (cm.c ib_send_cm_dreq: the connection's
-     * timeout_ms): its CM response timeout as our REQ told it (we are active), or as its REQ told us (passive).
-     */
-    private long peerDreqTimeoutMillis(CmId id) {
-        if (id.req == null) return convertMillis(cfg.cmResponseTimeout);
-        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
-        return id.listener != null ? 2 * convertMillis(cfg.packetLifeTime) + convertMillis(req.remoteCmResponseTimeout())
-                : convertMillis(req.localCmResponseTimeout());
-    }
-
-    private void sendDrep(CmId id, long tid) {
-        byte[] drep = new byte[MadHeader.MAD_SIZE];
-        new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(id.localCommId)
-                .remoteCommId(id.remoteCommId);
-        send(id.peer, drep);
-    }
 
     private void sendMra(CmId id) {
         if (id.lastReply == null) {
@@ -1015,32 +897,10 @@ public final class CmAgent implements AutoCloseable {
                 finish(id);
                 post(id, CmEventType.UNREACHABLE, CmEvent.ETIMEDOUT, null);
             }
-            case DREQ_SENT -> enterTimewait(id); // no DREP: released all the same
+            case DREQ_SENT -> release.enterTimewait(id); // no DREP: released all the same
             default -> {
             }
         }
-    }
-
-    private void enterTimewait(CmId id) {
-        id.state = CmId.State.TIMEWAIT;
-        disconnected++;
-        if (!id.disconnectedReported) {
-            id.disconnectedReported = true;
-            post(id, CmEventType.DISCONNECTED, 0, null);
-        }
-        // cm.c cm_enter_timewait: the ids stay known (a late DREQ gets its DREP, a duplicate REQ REJ 10) for the
-        // local ACK timeout
-        exec.schedule(() -> {
-            if (id.state != CmId.State.TIMEWAIT) return;
-            unregister(id);
-            if (id.closedByApp) {
-                id.state = CmId.State.CLOSED;
-                ids.remove(id);
-            } else {
-                id.state = CmId.State.DONE;
-                post(id, CmEventType.TIMEWAIT_EXIT, 0, null);
-            }
-        }, Math.max(1, convertMillis(id.ackTimeout)), TimeUnit.MILLISECONDS);
     }
 
     /** The id's connection is over (rejected, unreachable, refused): it leaves the tables, the application keeps it. */
@@ -1199,7 +1059,7 @@ public final class CmAgent implements AutoCloseable {
             call(() -> {
                 List<CmId> all = new ArrayList<>(ids);
                 for (CmId id : all) {
-                    if (id.state == CmId.State.DREQ_RCVD) sendDrep(id, id.dreqTid);
+                    if (id.state == CmId.State.DREQ_RCVD) release.sendDrep(id, id.dreqTid);
                     cancelTimer(id);
                 }
                 return null;
