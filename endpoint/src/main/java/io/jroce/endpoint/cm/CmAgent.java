@@ -101,6 +101,7 @@ public final class CmAgent implements AutoCloseable {
     final Set<CmId> ids = new HashSet<>();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong inboundOverflow = new AtomicLong();
+    private final Object released = new Object();
     private final MadLayer madLayer;
     private final Sidr sidr;
     private final CmRelease release;
@@ -187,6 +188,38 @@ public final class CmAgent implements AutoCloseable {
     /** Incoming connections waiting for accept or reject. */
     public int pendingCount() {
         return call(() -> pending);
+    }
+
+    /**
+     * Waits until no connection of this agent is being released (DREQ sent or received, or in timewait), at most
+     * {@code max}; true if none is. Before {@link #close}, this keeps the agent answering as the kernel's CM does after
+     * a process exits: a DREQ repeated in timewait still gets its DREP, a stale REQ its REJ 10.
+     */
+    public boolean awaitReleased(java.time.Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (call(this::releasingCount) > 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) return false;
+            synchronized (released) { // notified at each end of timewait; never held while calling the agent
+                TimeUnit.NANOSECONDS.timedWait(released, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+            }
+        }
+        return true;
+    }
+
+    private int releasingCount() {
+        int n = 0;
+        for (CmId id : ids) {
+            if (id.state == CmId.State.DREQ_SENT || id.state == CmId.State.DREQ_RCVD || id.state == CmId.State.TIMEWAIT) n++;
+        }
+        return n;
+    }
+
+    /** A connection left timewait (agent thread). */
+    void timewaitEnded() {
+        synchronized (released) {
+            released.notifyAll();
+        }
     }
 
     /** All ids the agent holds (the application's, pending ones and those in timewait). */

@@ -165,6 +165,7 @@ final class CmRelease {
                 id.state = CmId.State.DONE;
                 a.post(id, CmEventType.TIMEWAIT_EXIT, 0, null);
             }
+            a.timewaitEnded();
         }, Math.max(1, CmAgent.convertMillis(id.ackTimeout)), TimeUnit.MILLISECONDS);
     }
 }

@@ -111,4 +111,27 @@ class CmReleaseTest {
             assertEquals(0, n.cmA.counters().timedOut(), "the DREQ did not time out");
         }
     }
+
+    @Test
+    void awaitReleasedReturnsWhenTimewaitEnds() throws Exception {
+        try (CmNet n = new CmNet(c -> c.caAckDelay(20))) { // timewait 2^(21-8) ms, about 8 s
+            CmId[] ids = CmAgentTest.connect(n, new byte[0], new byte[0]);
+            ids[0].disconnect();
+            n.chB.expect(CmEventType.DISCONNECTED, T);
+            ids[1].disconnect();
+            n.chA.expect(CmEventType.DISCONNECTED, T);
+            assertTrue(!n.cmA.awaitReleased(Duration.ofMillis(20)), "still in timewait");
+            assertEquals(CmId.State.TIMEWAIT, ids[0].state());
+        }
+        try (CmNet n = new CmNet()) { // timewait 2^(16-8) ms
+            CmId[] ids = CmAgentTest.connect(n, new byte[0], new byte[0]);
+            ids[0].disconnect();
+            n.chB.expect(CmEventType.DISCONNECTED, T);
+            ids[1].disconnect();
+            assertTrue(n.cmA.awaitReleased(T));
+            assertTrue(n.cmB.awaitReleased(T));
+            assertEquals(CmId.State.DONE, ids[0].state());
+            assertEquals(CmId.State.DONE, ids[1].state());
+        }
+    }
 }
