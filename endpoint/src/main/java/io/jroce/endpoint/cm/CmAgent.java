@@ -44,9 +44,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The connection manager of one device: the Linux ib_cm state machine (drivers/infiniband/core/cm.c) with rdma_cm's
  * TCP and UDP port spaces on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ and SIDR_REP over
- * the device's QP 1 through a {@link MadPort}. This class holds the tables, the set-up of RC connections and the
- * agent's thread; the MAD layer's own answers are {@link MadLayer}'s, the release (DREQ, DREP, timewait)
- * {@link CmRelease}'s, SIDR and the UDP port space {@link Sidr}'s.
+ * the device's QP 1 through a {@link MadPort}. This class holds the tables, the application's calls, the active side
+ * of RC set-up and the agent's thread; the MAD layer's own answers are {@link MadLayer}'s, the passive side of RC
+ * set-up {@link CmPassive}'s, the release (DREQ, DREP, timewait) {@link CmRelease}'s, SIDR and the UDP port space
+ * {@link Sidr}'s.
  *
  * <p>One thread owns all state: received MADs, timers and the applications' calls ({@link CmId}) run on it in turn.
  * What peers can make it hold is capped: received MADs waiting for the thread ({@link CmConfig#maxInboundQueue}),
@@ -73,29 +74,29 @@ public final class CmAgent implements AutoCloseable {
      * takes {@link QueuePair#MAX_RD_ATOMIC}, so that is what it offers).
      */
     public static final int MAX_RD_ATOMIC = QueuePair.MAX_RD_ATOMIC;
-    private static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
-    private static final int REP_PRIVATE_MAX = CmAttribute.REP.privateDataLength();
+    static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
+    static final int REP_PRIVATE_MAX = CmAttribute.REP.privateDataLength();
 
     record Key(int commId, long caGuid) {
     }
 
-    private final Device device;
+    final Device device;
     private final MadPort port;
     final CmConfig cfg;
     final ScheduledThreadPoolExecutor exec;
     private final Thread thread;
-    private final SplittableRandom rnd;
-    private final long caGuid;
+    final SplittableRandom rnd;
+    final long caGuid;
     final long hiTid;
     final int peerUdpPort;
     final Map<Integer, CmId> byLocalId = new HashMap<>();
-    private final Map<Key, CmId> byRemote = new HashMap<>();
+    final Map<Key, CmId> byRemote = new HashMap<>();
     /** Passive connections by the requester's (QPN, CA GUID): cm.c cm_insert_remote_qpn, for stale REQs. */
-    private final Map<Key, CmId> byRemoteQpn = new HashMap<>();
+    final Map<Key, CmId> byRemoteQpn = new HashMap<>();
     /** Passive connections waiting for the RTU, by their QP's number: the first packet on the QP establishes them. */
     final Map<Integer, CmId> byLocalQpn = new HashMap<>();
     /** Listeners by service ID. */
-    private final Map<Long, CmId> listeners = new HashMap<>();
+    final Map<Long, CmId> listeners = new HashMap<>();
     /** Bound ports by service ID (each port space has its own ports). */
     private final Set<Long> boundPorts = new HashSet<>();
     final Set<CmId> ids = new HashSet<>();
@@ -103,8 +104,9 @@ public final class CmAgent implements AutoCloseable {
     private final AtomicLong inboundOverflow = new AtomicLong();
     private final Object released = new Object();
     private final MadLayer madLayer;
-    private final Sidr sidr;
-    private final CmRelease release;
+    final Sidr sidr;
+    final CmRelease release;
+    private final CmPassive passive;
     int pending;
     private int nextCommId;
     private volatile boolean closed;
@@ -134,6 +136,7 @@ public final class CmAgent implements AutoCloseable {
         this.madLayer = new MadLayer(port, cfg.madReplyRate);
         this.sidr = new Sidr(this);
         this.release = new CmRelease(this);
+        this.passive = new CmPassive(this);
         port.start(this::onMad);
     }
 
@@ -367,70 +370,11 @@ public final class CmAgent implements AutoCloseable {
     }
 
     Void accept(CmId id, CmConnParam param) {
-        if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be accepted");
-        if (id.qp == null) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
-        if (id.portSpace == CmPortSpace.UDP) return sidr.accept(id, param);
-        if (param.privateDataLength() > REP_PRIVATE_MAX) {
-            throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
-        }
-        // the answer to a jroce offer: only to a valid one, only when this side allows extensions and its REP data
-        // leaves room; what both offer is in force on both QPs, and a REP without the trailer agrees on nothing
-        boolean answer = id.peerOffer >= 0 && param.extensions() != 0
-                && ExtensionTrailer.fits(param.privateDataLength(), REP_PRIVATE_MAX);
-        int ext = answer ? id.peerOffer & param.extensions() : 0;
-        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
-        // cm.c cm_init_qp_rtr_attr: the passive QP takes the REQ's path MTU as it is; both ends must agree, since a
-        // responder refuses packets longer than its own path MTU (rxe check_length), and the requester chose it
-        int mtu = Math.max(Mtu.MTU_256.ibvEnum(), Math.min(req.pathMtu(), Mtu.MTU_4096.ibvEnum()));
-        // librdmacm rdma_accept: RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH (and a null conn_param) mirror the REQ's
-        // initiator depth / responder resources, clamped to the device's maximum; given values are capped the same way
-        int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), MAX_RD_ATOMIC);
-        int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), MAX_RD_ATOMIC);
-        int psn = rnd.nextInt(1 << 24);
-        QueuePair qp = id.qp;
-        // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
-        // Linux convention (cm.c cm_req_handler): the REQ's Starting PSN is what we send from, the REP's is what we expect
-        toInit(qp);
-        if (param.extensions() != 0) qp.setExtensions(ext); // before RTR, where the engines take them up
-        id.extensions = ext;
-        qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
-                .destQpNum(req.localQpn()).rqPsn(psn).maxDestRdAtomic(respRes).minRnrTimer(MIN_RNR_TIMER));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(req.startingPsn()).timeout(req.primaryPath().localAckTimeout())
-                .retryCnt(req.retryCount()).rnrRetry(req.rnrRetryCount()).maxRdAtomic(initDepth));
-        id.ackTimeout = req.primaryPath().localAckTimeout();
-        id.remoteQpn = req.localQpn();
-        id.param = param;
-        byte[] mad = new byte[MadHeader.MAD_SIZE];
-        CmRep rep = new CmRep().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid);
-        rep.localCommId(id.localCommId).remoteCommId(id.remoteCommId).localQkey(0).localQpn(qp.qpNum())
-                .startingPsn(psn).responderResources(respRes).initiatorDepth(initDepth)
-                .targetAckDelay(cfg.caAckDelay).failoverAccepted(0).endToEndFlowControl(param.flowControl())
-                .rnrRetryCount(param.rnrRetryCount()).srq(false).localCaGuid(caGuid)
-                .privateData(param.privateDataRaw(), 0, param.privateDataLength());
-        if (answer) {
-            Unpooled.wrappedBuffer(mad).setBytes(rep.privateDataIndex() + REP_PRIVATE_MAX - ExtensionTrailer.LENGTH,
-                    ExtensionTrailer.encode(ext));
-        }
-        leavePending(id);
-        // cm.c ib_send_cm_rep: resent every REQ Local CM Response Timeout, REQ Max CM Retries times
-        id.retryMillis = convertMillis(req.localCmResponseTimeout());
-        id.maxRetries = req.maxCmRetries();
-        id.state = CmId.State.REP_SENT;
-        byLocalQpn.put(qp.qpNum(), id);
-        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
-        return null;
+        return passive.accept(id, param);
     }
 
     Void reject(CmId id, byte[] privateData) {
-        if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be rejected");
-        if (id.portSpace == CmPortSpace.UDP) return sidr.reject(id, privateData);
-        if (privateData.length > CmAttribute.REJ.privateDataLength()) {
-            throw new IllegalArgumentException("REJ private data is at most 148 bytes, not " + privateData.length);
-        }
-        leavePending(id);
-        sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, privateData);
-        finish(id);
-        return null;
+        return passive.reject(id, privateData);
     }
 
     Void disconnect(CmId id) {
@@ -579,138 +523,14 @@ public final class CmAgent implements AutoCloseable {
             return;
         }
         switch (a) {
-            case REQ -> onReq(from, b, mad);
+            case REQ -> passive.onReq(from, b, mad);
             case MRA -> onMra(b);
             case REJ -> onRej(b);
             case REP -> onRep(from, b);
-            case RTU -> onRtu(b);
+            case RTU -> passive.onRtu(b);
             case DREQ -> release.onDreq(from, b);
             case DREP -> release.onDrep(b);
         }
-    }
-
-    private void onReq(InetAddress from, ByteBuf b, byte[] mad) {
-        CmReq req = new CmReq().wrap(b, 0);
-        if (req.pkey() != 0xFFFF && req.pkey() != 0x7FFF) { // rxe answers a foreign P_Key with silence
-            malformed++;
-            return;
-        }
-        long tid = req.header().transactionId();
-        Key key = new Key(req.localCommId(), req.localCaGuid());
-        CmId dup = byRemote.get(key);
-        if (dup != null) { // cm.c cm_match_req / cm_dup_req_handler
-            duplicates++;
-            switch (dup.state) {
-                case REQ_RCVD -> sendMra(dup);                 // the application is slow: ask for more time
-                case TIMEWAIT -> sendRej(from, tid, dup.localCommId, req.localCommId(), CmRej.REJECTED_REQ,
-                        REJ_STALE_CONN, null, new byte[0]);
-                default -> {
-                    // REP_SENT and later: the REP's own timer resends it
-                }
-            }
-            return;
-        }
-        Key qpKey = new Key(req.localQpn(), req.localCaGuid());
-        CmId old = byRemoteQpn.get(qpKey);
-        if (old != null) {
-            // cm.c cm_match_req: a new REQ from a QP we are still connected to (or in timewait with) is stale: REJ 10,
-            // and the old connection, if established, is released with a DREQ (ib_send_cm_dreq)
-            duplicates++;
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_STALE_CONN, null, new byte[0]);
-            if (old.state == CmId.State.ESTABLISHED) {
-                toError(old.qp);
-                release.sendDreq(old);
-            }
-            return;
-        }
-        long sid = req.serviceId();
-        CmId listener = listeners.get(sid);
-        if (listener != null && listener.portSpace != CmPortSpace.TCP) {
-            // ib_cm matched a UD listener's service ID; rdma_cm refuses an RC request there (cma_ib_check_req_qp_type)
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-            return;
-        }
-        if (listener == null) { // cm.c cm_req_handler: no listener -> IB_CM_REJ_INVALID_SERVICE_ID
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_SERVICE_ID, null, new byte[0]);
-            return;
-        }
-        byte[] responderGid = new byte[16];
-        req.primaryPath().remoteGid(responderGid, 0);
-        if (!device.gid(0).equals(Gid.of(responderGid))) {
-            // cm.c cm_req_handler: no GID of this port for the path (cm_init_av_by_path fails) -> REJ 12 with the
-            // port's GID at index 0 as ARI. rdma_rxe's index 0 is its link-local GID; jroce's table holds only the
-            // device's address, so that is the GID a peer reads here.
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_GID, device.gid(0).raw(), new byte[0]);
-            return;
-        }
-        CmaHeader cma = new CmaHeader().wrap(b, req.privateDataIndex());
-        InetAddress src = cma.sourceAddress();
-        if (req.transportServiceType() != CmReq.TRANSPORT_RC || cma.cmaVersion() != CmaHeader.CMA_VERSION || src == null
-                || (src instanceof Inet4Address) != (localAddress() instanceof Inet4Address)
-                || !localAddress().equals(cma.destinationAddress())) {
-            // rdma_cm refuses what it cannot take after ib_cm accepted the REQ: cm_destroy_id sends REJ 28. That
-            // includes a destination address the listener is not bound to (cma.c cma_ib_id_from_event finds no
-            // listener: validate_net_dev / cma_match_private_data)
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-            return;
-        }
-        if (pending >= cfg.maxPending || ids.size() >= cfg.maxIds) {
-            pendingOverflow++;
-            return;
-        }
-        if (listener.undelivered.get() >= listener.backlog) {
-            backlogOverflow++;
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-            return;
-        }
-        CmId id = new CmId(this, listener.channel, listener.context);
-        id.listener = listener;
-        id.localPort = listener.localPort;
-        id.remoteAddress = src;
-        id.remotePort = cma.port();
-        id.peer = from;
-        id.qpDest = qpDestination(req, from);
-        id.localCommId = newCommId();
-        id.remoteCommId = req.localCommId();
-        id.remoteCaGuid = req.localCaGuid();
-        id.tid = tid;
-        id.req = mad;
-        id.remoteKey = key;
-        id.remoteQpKey = qpKey;
-        id.state = CmId.State.REQ_RCVD;
-        ids.add(id);
-        byLocalId.put(id.localCommId, id);
-        byRemote.put(key, id);
-        byRemoteQpn.put(qpKey, id);
-        pending++;
-        id.acceptTimer = exec.schedule(() -> acceptTimedOut(id), cfg.acceptTimeoutMillis, TimeUnit.MILLISECONDS);
-        byte[] pd = new byte[REQ_PRIVATE_MAX];
-        b.getBytes(req.privateDataIndex() + CmaHeader.LENGTH, pd);
-        id.peerOffer = ExtensionTrailer.decode(pd);
-        // as seen from here: the requester's initiator depth is what we may grant as responder, and the other way round
-        CmConnParam seen = new CmConnParam().responderResources(req.initiatorDepth()).initiatorDepth(req.responderResources())
-                .retryCount(req.retryCount()).rnrRetryCount(req.rnrRetryCount()).flowControl(req.endToEndFlowControl())
-                .privateData(pd).extensions(Math.max(id.peerOffer, 0));
-        listener.undelivered.incrementAndGet();
-        listener.channel.post(new CmEvent(CmEventType.CONNECT_REQUEST, id, listener, 0, pd, seen));
-    }
-
-    /** The RC QP's destination: the REQ's Primary Local Port GID (where rxe's passive QP sends too), else the sender. */
-    private static InetAddress qpDestination(CmReq req, InetAddress from) {
-        byte[] g = new byte[16];
-        req.primaryPath().localGid(g, 0);
-        Gid gid = Gid.of(g);
-        InetAddress a = gid.toInetAddress();
-        if (a == null || a.isAnyLocalAddress() || (a instanceof Inet4Address) != (from instanceof Inet4Address)) return from;
-        return a;
-    }
-
-    private void acceptTimedOut(CmId id) {
-        if (id.state != CmId.State.REQ_RCVD) return;
-        timedOut++;
-        leavePending(id);
-        sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-        finish(id);
     }
 
     private void onRep(InetAddress from, ByteBuf b) {
@@ -771,28 +591,6 @@ public final class CmAgent implements AutoCloseable {
         post(id, CmEventType.ESTABLISHED, 0, pd);
     }
 
-    private void onRtu(ByteBuf b) {
-        CmRtu rtu = new CmRtu().wrap(b, 0);
-        CmId id = byLocalId.get(rtu.remoteCommId());
-        if (id == null || rtu.localCommId() != id.remoteCommId) {
-            unmatched++;
-            return;
-        }
-        if (id.state != CmId.State.REP_SENT) {
-            duplicates++; // also the RTU of a connection its first packet established
-            return;
-        }
-        establishPassive(id);
-    }
-
-    private void establishPassive(CmId id) {
-        cancelTimer(id);
-        byLocalQpn.remove(id.qp.qpNum(), id);
-        id.state = CmId.State.ESTABLISHED;
-        connected++;
-        post(id, CmEventType.ESTABLISHED, 0, new byte[0]);
-    }
-
     /**
      * The first valid packet arrived on QP {@code qpn} while it was in RTR (the verbs' IB_EVENT_COMM_EST): a passive
      * connection still waiting for its RTU is established as if the RTU had come (cm.c ib_cm_notify -> cm_establish:
@@ -805,7 +603,7 @@ public final class CmAgent implements AutoCloseable {
             CmId id = byLocalQpn.get(qpn);
             if (id != null && id.state == CmId.State.REP_SENT) {
                 commEstablished++;
-                establishPassive(id);
+                passive.establish(id);
             }
         });
     }
@@ -876,7 +674,7 @@ public final class CmAgent implements AutoCloseable {
 
     // ------------------------------------------------------------------ sending, timers, bookkeeping
 
-    private void sendMra(CmId id) {
+    void sendMra(CmId id) {
         if (id.lastReply == null) {
             byte[] mad = new byte[MadHeader.MAD_SIZE];
             new CmMra().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid).localCommId(id.localCommId)
@@ -886,7 +684,7 @@ public final class CmAgent implements AutoCloseable {
         send(id.peer, id.lastReply);
     }
 
-    private void sendRej(InetAddress to, long tid, int localCommId, int remoteCommId, int rejected, int reason,
+    void sendRej(InetAddress to, long tid, int localCommId, int remoteCommId, int rejected, int reason,
                          byte[] ari, byte[] privateData) {
         byte[] mad = new byte[MadHeader.MAD_SIZE];
         CmRej rej = new CmRej().wrap(Unpooled.wrappedBuffer(mad), 0).init(tid).localCommId(localCommId)
@@ -948,7 +746,7 @@ public final class CmAgent implements AutoCloseable {
     }
 
     /** cm.c cm_format_rej: a REJ of a REQ not yet MRA'd carries Local Comm ID 0, after an MRA our own. */
-    private static int rejLocalId(CmId id) {
+    static int rejLocalId(CmId id) {
         return id.lastReply != null ? id.localCommId : 0;
     }
 
@@ -1018,7 +816,7 @@ public final class CmAgent implements AutoCloseable {
         if (id.listener == null && id.localPort != 0) boundPorts.remove(id.portSpace.serviceId(id.localPort));
     }
 
-    private static void toInit(QueuePair qp) {
+    static void toInit(QueuePair qp) {
         if (qp.state() == QpState.RESET) {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
