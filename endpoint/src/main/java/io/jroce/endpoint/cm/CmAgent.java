@@ -592,11 +592,13 @@ public final class CmAgent implements AutoCloseable {
     }
 
     /**
-     * The first valid packet arrived on QP {@code qpn} while it was in RTR (the verbs' IB_EVENT_COMM_EST): a passive
-     * connection still waiting for its RTU is established as if the RTU had come (cm.c ib_cm_notify -> cm_establish:
-     * REP_SENT -> ESTABLISHED, the REP's retries stop, rdma_cm reports ESTABLISHED). The RTU was lost, but the
-     * requester is sending, so it has the REP. A QPN of no such connection is ignored. Callable from any thread,
-     * without blocking: the work is done on the agent's.
+     * The first valid packet arrived on QP {@code qpn} (the verbs' IB_EVENT_COMM_EST, which Linux ULPs hand to the CM
+     * with rdma_notify): a passive connection still waiting for its RTU is established as if the RTU had come (cm.c
+     * ib_cm_notify -> cm_establish: REP_SENT -> ESTABLISHED, the REP's retries stop, rdma_cm reports ESTABLISHED).
+     * The RTU was lost, but the requester is sending, so it has the REP. The passive QP is in RTS already (moved
+     * there before the REP, as librdmacm does), so the responder calls this on a QP's first valid packet whatever
+     * its state; a QPN of no such connection, or a second call, is ignored. Callable from any thread, without
+     * blocking: the work is done on the agent's.
      */
     public void onFirstPacket(int qpn) {
         onAgent(() -> {
