@@ -304,12 +304,12 @@ public final class CmAgent implements AutoCloseable {
     Void useQp(CmId id, QueuePair qp) {
         if (qp.device() != device) throw new IllegalArgumentException("the QP is not of this agent's device");
         if (id.qp != null) throw new IllegalStateException(id + " already has a QP");
-        if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
-            throw new IllegalStateException(qp + " must be in RESET or INIT");
-        }
         if (id.portSpace == CmPortSpace.UDP) {
             sidr.useQp(id, qp);
             return null;
+        }
+        if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
+            throw new IllegalStateException(qp + " must be in RESET or INIT");
         }
         toInit(qp);
         id.qp = qp;

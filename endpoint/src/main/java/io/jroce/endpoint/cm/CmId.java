@@ -159,7 +159,8 @@ public final class CmId implements AutoCloseable {
     }
 
     /**
-     * Uses an existing QP of the agent's device (in RESET or INIT) as this id's QP, instead of {@link #createQp}.
+     * Uses an existing QP of the agent's device (in RESET or INIT) as this id's QP, instead of {@link #createQp}. In
+     * the UDP port space: a UD QP in RESET (taken to RTS) or already in RTS (adopted with its Q_Key).
      */
     public void useQp(QueuePair qp) {
         agent.call(() -> agent.useQp(this, qp));

@@ -49,9 +49,15 @@ final class Sidr {
         return qp;
     }
 
+    /** An existing UD QP: taken to RTS from RESET as createQp does, or adopted as it is in RTS (its Q_Key kept). */
     void useQp(CmId id, QueuePair qp) {
         if (qp.type() != QpType.UD) throw new IllegalArgumentException(id + ": the UDP port space takes a UD QP");
-        if (qp.state() != QpState.RESET) throw new IllegalStateException(qp + " must be in RESET");
+        if (qp.state() == QpState.RTS) {
+            id.qkey = qp.query().qkey();
+            id.qp = qp;
+            return;
+        }
+        if (qp.state() != QpState.RESET) throw new IllegalStateException(qp + " must be in RESET or RTS");
         toRts(id, qp);
     }
 
