@@ -134,4 +134,20 @@ class CmReleaseTest {
             assertEquals(CmId.State.DONE, ids[1].state());
         }
     }
+
+    /** A process exiting with the id open: the kernel destroys it and sends the DREP; closing the agent does too. */
+    @Test
+    void closingTheAgentAnswersADreqTheApplicationLeftOpen() throws Exception {
+        try (CmNet n = new CmNet(c -> c.cmResponseTimeout(20))) { // the agent's own timer: 4 s away
+            CmId[] ids = CmAgentTest.connect(n, new byte[0], new byte[0]);
+            ids[0].disconnect();
+            n.chB.expect(CmEventType.DISCONNECTED, T);
+            assertNull(n.mads.lastSent(CmAttribute.DREP.id()));
+            long t0 = System.nanoTime();
+            n.cmB.close();
+            assertNotNull(n.mads.lastSent(CmAttribute.DREP.id()), "the DREP went as the agent closed");
+            assertEquals(ids[0], n.chA.expect(CmEventType.DISCONNECTED, T).id());
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "not the 4 s timer");
+        }
+    }
 }
