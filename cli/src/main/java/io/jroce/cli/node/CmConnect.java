@@ -16,8 +16,10 @@ import io.jroce.endpoint.cm.CmEvent;
 import io.jroce.endpoint.cm.CmEventChannel;
 import io.jroce.endpoint.cm.CmEventType;
 import io.jroce.endpoint.cm.CmId;
+import io.jroce.endpoint.cm.CmPortSpace;
 import io.jroce.wire.IpText;
 import io.jroce.wire.mad.CmRej;
+import io.jroce.wire.mad.SidrRep;
 
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -41,6 +43,10 @@ final class CmConnect {
 
     static void run(Session x, Statement s, String qpName, Qp q, int port, List<RemoteRegion> published, int rd,
                     Duration timeout) throws Failure {
+        if (q.qp.type() == io.jroce.endpoint.QpType.UD) {
+            runUd(x, s, qpName, q, port, timeout);
+            return;
+        }
         boolean listen = s.verb().equals("listen");
         Values v = x.values;
         // as over TCP, a jroce node offers (connect) or allows (listen) its transport extensions; they travel in the
@@ -128,6 +134,76 @@ final class CmConnect {
         x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%n",
                 s.verb(), qpName, q.qp.qpNum(), IpText.of(peer), a.destQpNum(), a.pathMtu().bytes(), a.maxRdAtomic(),
                 names.length() == 0 ? "none" : names, JroceExtensions.toString(q.qp.extensions()));
+    }
+
+    /**
+     * {@code listen cm} / {@code connect cm} on a UD QP: rdma_cm's UDP port space, as udaddy. Listening answers one
+     * SIDR_REQ for the port with the QP's number and Q_Key (rdma_accept); connecting sends SIDR_REQs until a listener
+     * answers (status 1, nobody listens: tried again until the timeout) and keeps the peer's address handle, QPN and
+     * Q_Key for the QP's sends.
+     */
+    private static void runUd(Session x, Statement s, String qpName, Qp q, int port, Duration timeout) throws Failure {
+        boolean listen = s.verb().equals("listen");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CmEventChannel ch = new CmEventChannel();
+        try {
+            if (listen) {
+                CmId listener = CmId.create(x.cm(), ch, null, CmPortSpace.UDP);
+                try {
+                    listener.bind(port);
+                    listener.listen(1);
+                    x.out.printf("listen %s: waiting for an rdma_cm SIDR_REQ for UDP port space port %d on %s (QP 1, timeout %s)%n",
+                            qpName, port, IpText.of(x.device.address()), Session.human(timeout));
+                    x.out.flush();
+                    CmEvent req = next(ch, deadline, s);
+                    if (req.type() != CmEventType.CONNECT_REQUEST) throw new Failure("listen: unexpected " + req);
+                    CmId id = req.id();
+                    id.useQp(q.qp);
+                    id.accept(CmConnParam.defaults());
+                    x.out.printf("listen %s: answered %s with QPN 0x%06x, Q_Key 0x%08x%n", qpName,
+                            IpText.of(id.remoteAddress()), q.qp.qpNum(), id.qkey());
+                    id.close();
+                } finally {
+                    listener.close();
+                }
+                return;
+            }
+            InetAddress host = x.values.get(s, "host", Type.ADDRESS, x.settings.peer());
+            boolean told = false;
+            while (true) {
+                CmId id = CmId.create(x.cm(), ch, null, CmPortSpace.UDP);
+                try {
+                    id.useQp(q.qp);
+                    id.connect(host, port, CmConnParam.defaults());
+                    CmEvent e = next(ch, deadline, s);
+                    if (e.type() == CmEventType.UNREACHABLE && e.status() == SidrRep.UNSUPPORTED && System.nanoTime() < deadline) {
+                        if (!told) {
+                            x.out.printf("connect %s: %s port %d: nobody listens (SIDR_REP status 1); retrying%n", qpName,
+                                    IpText.of(host), port);
+                            x.out.flush();
+                            told = true;
+                        }
+                        Thread.sleep(100);
+                        continue;
+                    }
+                    if (e.type() != CmEventType.ESTABLISHED) {
+                        throw new Failure("connect: " + IpText.of(host) + " port " + port + ": " + e.type()
+                                + (e.status() == CmEvent.ETIMEDOUT ? " (no answer to the SIDR_REQ)" : " status " + e.status()));
+                    }
+                    q.udPeer = e.ud();
+                    x.out.printf("connect %s: resolved by SIDR, %s QPN 0x%06x, Q_Key 0x%08x%n", qpName, IpText.of(host),
+                            e.ud().qpNum(), e.ud().qkey());
+                    return;
+                } finally {
+                    id.close();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Failure(s.verb() + ": interrupted", e);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            throw new Failure(s.verb() + ": " + e.getMessage(), e);
+        }
     }
 
     /** {@code disconnect}: rdma_disconnect, then wait for DISCONNECTED (at once if the peer released first). */

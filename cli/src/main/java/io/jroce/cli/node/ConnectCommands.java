@@ -60,14 +60,17 @@ final class ConnectCommands {
             "wait for one peer's connect on TCP (default port: --port, timeout 60s), exchange QPN, PSN, GID, MTU and published "
                     + "regions, move the QP to RTS (defaults: rd_atomic 4, ack_timeout 17 = 0.5 s, retry_cnt 7, rnr_retry 7 = forever, "
                     + "min_rnr_timer 12); with cm: wait for an rdma_cm connect to port N over QP 1 instead (REQ/REP, as rdma_listen "
-                    + "+ rdma_accept; regions travel in the private data)",
+                    + "+ rdma_accept; regions travel in the private data); a UD QP with cm answers one SIDR_REQ for port N of "
+                    + "rdma_cm's UDP port space with its QPN and Q_Key",
             EXCHANGE));
 
     static final SessionCommand CONNECT = new Connect(Syntax.of("connect", Positional.NONE,
             "connect [qp=QP] [host=ADDR] [port=N] [publish=MR,...] [mtu=N] [psn=N] [rd_atomic=N] [timeout=DUR] [ack_timeout=N] "
                     + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N] [cm]",
             "connect to a listening peer (default host: --peer), retrying until it listens; then as listen; with cm: an rdma_cm "
-                    + "connect (rdma_connect) to port N of the peer's QP 1, retried while it answers REJ 8 (nobody listens)",
+                    + "connect (rdma_connect) to port N of the peer's QP 1, retried while it answers REJ 8 (nobody listens); a UD QP "
+                    + "with cm resolves the peer's UD QP with SIDR_REQ (UDP port space; retried while nobody listens), and its "
+                    + "sends then go there unless they name a destination",
             EXCHANGE, opt("host", Type.ADDRESS)));
 
     static final SessionCommand DISCONNECT = new SessionCommand(Syntax.of("disconnect", Positional.NONE,
@@ -97,8 +100,19 @@ final class ConnectCommands {
             String qp = out.arg("qp").literal();
             Sym sym = c.symbols().live.get(qp);
             if (sym.ud()) {
-                throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : 0, "qp " + qp
-                        + " is a UD QP: it needs no connection; name the destination on each send (send to=ADDR qpn=N)");
+                if (!s.has("cm")) {
+                    throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : 0, "qp " + qp
+                            + " is a UD QP: it needs no connection; name the destination on each send (send to=ADDR qpn=N), "
+                            + "or resolve the peer with cm (rdma_cm's UDP port space)");
+                }
+                for (String k : List.of("publish", "rd_atomic", "retry_cnt", "rnr_retry", "psn", "mtu", "ack_timeout", "min_rnr_timer")) {
+                    if (s.has(k)) throw err(s.line(), s.arg(k).column(), k + "= is not for a UD QP");
+                }
+                if (s.verb().equals("connect") && !s.has("host") && !c.hasPeerDefault()) {
+                    throw err(s.line(), 0, "connect needs host=ADDR (or run the node with --peer ADDR)");
+                }
+                c.symbols().live.put(qp, new Sym(Kind.QP, s.line(), 0, true, true, sym.udPeer() || s.verb().equals("connect")));
+                return out;
             }
             if (sym.connected()) {
                 throw err(s.line(), s.has("qp") ? s.arg("qp").valueColumn() : 0, "qp " + qp + " is already connected (line "

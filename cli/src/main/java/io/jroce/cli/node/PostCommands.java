@@ -59,7 +59,8 @@ final class PostCommands {
             "send [qp=QP] [mr=MR [offset=N] [len=N]] [imm=N | inv=REMOTE|N] [solicited] [inline] [unsignaled] [fence] [wr_id=N] "
                     + "[to=ADDR [udp_port=N] qpn=N [qkey=N]]",
             "post a SEND (SEND_WITH_IMM with imm=, SEND_WITH_INV invalidating the peer's rkey with inv=); from a UD QP to "
-                    + "QP qpn= at to= (UDP port: ours unless udp_port=; Q_Key: the QP's own unless qkey=)",
+                    + "QP qpn= at to= (UDP port: ours unless udp_port=; Q_Key: the QP's own unless qkey=), or without them to the "
+                    + "peer a connect cm resolved (its QPN and Q_Key)",
             WR, opt("mr", Type.NAME), Syntax.RANGE, opt("imm", Type.U32), opt("inv", Type.KEY_OR_REMOTE),
             opt("solicited", Type.BOOL), opt("inline", Type.BOOL), opt("to", Type.ADDRESS), opt("udp_port", Type.PORT),
             opt("qpn", Type.QPN), opt("qkey", Type.U32)), false, (v, s, q, wr) -> {
@@ -75,6 +76,8 @@ final class PostCommands {
                         throw new Failure(e.getMessage());
                     }
                     wr.ud(ah, (int) v.value(s.arg("qpn"), Type.QPN), s.has("qkey") ? (int) v.value(s.arg("qkey"), Type.U32) : 0x80000000);
+                } else if (q.udPeer != null) { // the peer connect cm resolved (SIDR_REP: its QPN and Q_Key)
+                    wr.ud(q.udPeer.ah(), q.udPeer.qpNum(), s.has("qkey") ? (int) v.value(s.arg("qkey"), Type.U32) : q.udPeer.qkey());
                 }
                 if (s.has("imm")) {
                     wr.immData((int) v.value(s.arg("imm"), Type.U32));
@@ -161,8 +164,9 @@ final class PostCommands {
                 throw err(s.line(), s.verbColumn(), "qp " + qp + " is a UD QP: it posts send only (no RDMA or atomics over UD)");
             }
             if (ud) {
-                if (!s.has("to") || !s.has("qpn")) {
-                    throw err(s.line(), s.verbColumn(), "qp " + qp + " is a UD QP: name the destination with to=ADDR qpn=N");
+                if ((!s.has("to") || !s.has("qpn")) && !(c.symbols().live.get(qp).udPeer() && !s.has("to") && !s.has("qpn"))) {
+                    throw err(s.line(), s.verbColumn(), "qp " + qp + " is a UD QP: name the destination with to=ADDR qpn=N "
+                            + "(or resolve a peer first with connect cm)");
                 }
                 if (s.has("inv")) throw err(s.line(), s.arg("inv").column(), "a UD QP sends SEND and SEND with imm= only");
             } else {

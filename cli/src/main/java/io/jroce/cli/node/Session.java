@@ -70,6 +70,8 @@ final class Session {
         /** Set when the connection manager connected the QP ({@code listen cm} / {@code connect cm}). */
         io.jroce.endpoint.cm.CmId cmId;
         io.jroce.endpoint.cm.CmEventChannel cmEvents;
+        /** A UD QP's peer as {@code connect cm} resolved it over SIDR: where its sends go unless they name one. */
+        io.jroce.endpoint.cm.CmUdParam udPeer;
 
         Qp(QueuePair qp, int access) {
             this.qp = qp;

@@ -27,10 +27,17 @@ import java.util.Map;
 final class SessionChecker {
     enum Kind { MR, CQ, QP }
 
-    /** What the checker knows of a name at a point of the script; {@code ud}: a UD queue pair (sends name their destination). */
-    record Sym(Kind kind, int line, long size, boolean connected, boolean ud) {
+    /**
+     * What the checker knows of a name at a point of the script; {@code ud}: a UD queue pair (sends name their
+     * destination, or go to {@code udPeer}: the peer a {@code connect cm} resolved).
+     */
+    record Sym(Kind kind, int line, long size, boolean connected, boolean ud, boolean udPeer) {
         Sym(Kind kind, int line, long size, boolean connected) {
-            this(kind, line, size, connected, false);
+            this(kind, line, size, connected, false, false);
+        }
+
+        Sym(Kind kind, int line, long size, boolean connected, boolean ud) {
+            this(kind, line, size, connected, ud, false);
         }
     }
 

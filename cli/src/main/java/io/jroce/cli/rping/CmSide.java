@@ -25,6 +25,11 @@ final class CmSide implements AutoCloseable {
     private static final Duration SLICE = Duration.ofMillis(100);
     /** How long {@link #disconnect} waits for the DISCONNECTED event (the DREQ's DREP) before it closes anyway. */
     private static final Duration DISCONNECT_WAIT = Duration.ofSeconds(5);
+    /**
+     * How long {@link #close} lets released connections finish their timewait (the local ACK timeout: about 2 s
+     * with rdma_rxe's values) before the agent closes.
+     */
+    private static final Duration RELEASE_WAIT = Duration.ofSeconds(5);
 
     private final CmAgent agent;
     private final CmEventChannel channel;
@@ -167,6 +172,8 @@ final class CmSide implements AutoCloseable {
             }
         }
         channel.close();
+        // the kernel's CM outlives rping: a peer's DREQ repeated in timewait still gets its DREP after rping exits
+        agent.awaitReleased(RELEASE_WAIT);
         agent.close();
     }
 }

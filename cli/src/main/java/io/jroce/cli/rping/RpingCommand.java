@@ -173,7 +173,8 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
         try (RpingSession s = new RpingSession(dev.allocPd(), true, o, out, err)) {
             child.useQp(s.qp());
             s.postFirstRecv();
-            child.accept(connParam().extensions(ext));
+            // rping.c rping_accept: rdma_accept(id, NULL), so librdmacm's defaults (the REQ's values mirrored)
+            child.accept(CmConnParam.defaults().extensions(ext));
             if (!side.awaitEstablished(child, timeout, "server")) return 1;
             if (ext != 0) out.println("jroce extensions: " + JroceExtensions.toString(child.extensions()));
             s.disconnectedWhen(side::disconnected);

@@ -365,4 +365,41 @@ public class SessionScriptsTest {
             assertTrue(e.err().contains(x[1]), x[1] + " in " + e.err());
         }
     }
+
+    /** rdma_cm's UDP port space, as udaddy: listen cm answers a SIDR_REQ, connect cm resolves the peer's UD QP. */
+    @Test
+    void udQueuePairsResolveTheirPeerWithTheConnectionManager() throws Exception {
+        String passive = """
+                cq c
+                qp u ud
+                mr buf size=4k
+                recv qp=u mr=buf len=1064 wr_id=1
+                recv qp=u mr=buf offset=2k len=1064 wr_id=2
+                listen cm qp=u
+                expect wr_id=1 opcode=RECV len=45
+                compare buf offset=40 len=5 text=hello
+                expect wr_id=2 opcode=RECV len=45
+                compare buf offset=2088 len=5 text=again
+                """;
+        String active = """
+                cq c
+                qp u ud
+                mr b size=4k
+                connect cm qp=u
+                fill b text=hello
+                send qp=u mr=b len=5 wr_id=7
+                expect wr_id=7 opcode=SEND
+                fill b text=again
+                send qp=u mr=b len=5 wr_id=8
+                expect wr_id=8 opcode=SEND
+                """;
+        Result[] r = pair(dir, passive, active, List.of(), List.of());
+        assertEquals(0, r[0].exit(), show(r[0]));
+        assertEquals(0, r[1].exit(), show(r[1]));
+        assertTrue(r[0].out().contains("listen u: answered 127.0.2.2 with QPN 0x000011, Q_Key 0x11111111"), r[0].out());
+        assertTrue(r[1].out().contains("connect u: resolved by SIDR, 127.0.2.1 QPN 0x000011, Q_Key 0x11111111"), r[1].out());
+        Result e = single(dir, "cq c\nqp u ud\nmr b size=64\nlisten cm publish=b\n");
+        assertEquals(2, e.exit(), show(e));
+        assertTrue(e.err().contains("publish= is not for a UD QP"), show(e));
+    }
 }

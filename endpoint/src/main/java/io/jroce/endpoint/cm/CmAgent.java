@@ -10,8 +10,6 @@ import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.wire.mad.CmAttribute;
-import io.jroce.wire.mad.CmDrep;
-import io.jroce.wire.mad.CmDreq;
 import io.jroce.wire.mad.CmMra;
 import io.jroce.wire.mad.CmRej;
 import io.jroce.wire.mad.CmRep;
@@ -19,6 +17,8 @@ import io.jroce.wire.mad.CmReq;
 import io.jroce.wire.mad.CmRtu;
 import io.jroce.wire.mad.CmaHeader;
 import io.jroce.wire.mad.MadHeader;
+import io.jroce.wire.mad.SidrRep;
+import io.jroce.wire.mad.SidrReq;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
@@ -43,8 +43,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The connection manager of one device: the Linux ib_cm state machine (drivers/infiniband/core/cm.c) with rdma_cm's
- * TCP port space on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ and DREP over the device's QP 1 through a
- * {@link MadPort}.
+ * TCP and UDP port spaces on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ and SIDR_REP over
+ * the device's QP 1 through a {@link MadPort}. This class holds the tables, the application's calls, the active side
+ * of RC set-up and the agent's thread; the MAD layer's own answers are {@link MadLayer}'s, the passive side of RC
+ * set-up {@link CmPassive}'s, the release (DREQ, DREP, timewait) {@link CmRelease}'s, SIDR and the UDP port space
+ * {@link Sidr}'s.
  *
  * <p>One thread owns all state: received MADs, timers and the applications' calls ({@link CmId}) run on it in turn.
  * What peers can make it hold is capped: received MADs waiting for the thread ({@link CmConfig#maxInboundQueue}),
@@ -58,42 +61,58 @@ public final class CmAgent implements AutoCloseable {
     static final int REJ_TIMEOUT = 4;
     static final int REJ_INVALID_SERVICE_ID = 8;
     static final int REJ_STALE_CONN = 10;
+    static final int REJ_INVALID_GID = 12;
     static final int REJ_CONSUMER_DEFINED = 28;
     /** IB_RATE_10_GBPS: the packet rate put in REQ paths (rxe derives it from the netdev speed). */
     static final int PACKET_RATE = 3;
     static final int HOP_LIMIT = 64;
     /** min_rnr_timer for the QPs the CM connects (ibv_rc_pingpong's 12; rdma_cm leaves the driver's default). */
     static final int MIN_RNR_TIMER = 12;
-    private static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
-    private static final int REP_PRIVATE_MAX = CmAttribute.REP.privateDataLength();
+    /**
+     * The device's max_qp_rd_atom and max_qp_init_rd_atom: what the REP and REQ carry at most, and what
+     * {@link CmConnParam#MAX} stands for (librdmacm clamps to the device's values; rdma_rxe's are 128, a jroce QP
+     * takes {@link QueuePair#MAX_RD_ATOMIC}, so that is what it offers).
+     */
+    public static final int MAX_RD_ATOMIC = QueuePair.MAX_RD_ATOMIC;
+    static final int REQ_PRIVATE_MAX = CmAttribute.REQ.privateDataLength() - CmaHeader.LENGTH;
+    static final int REP_PRIVATE_MAX = CmAttribute.REP.privateDataLength();
 
     record Key(int commId, long caGuid) {
     }
 
-    private final Device device;
+    final Device device;
     private final MadPort port;
-    private final CmConfig cfg;
-    private final ScheduledThreadPoolExecutor exec;
+    final CmConfig cfg;
+    final ScheduledThreadPoolExecutor exec;
     private final Thread thread;
-    private final SplittableRandom rnd;
-    private final long caGuid;
-    private final long hiTid;
-    private final int peerUdpPort;
-    private final Map<Integer, CmId> byLocalId = new HashMap<>();
-    private final Map<Key, CmId> byRemote = new HashMap<>();
+    final SplittableRandom rnd;
+    final long caGuid;
+    final long hiTid;
+    final int peerUdpPort;
+    final Map<Integer, CmId> byLocalId = new HashMap<>();
+    final Map<Key, CmId> byRemote = new HashMap<>();
     /** Passive connections by the requester's (QPN, CA GUID): cm.c cm_insert_remote_qpn, for stale REQs. */
-    private final Map<Key, CmId> byRemoteQpn = new HashMap<>();
-    private final Map<Integer, CmId> listeners = new HashMap<>();
-    private final Set<Integer> boundPorts = new HashSet<>();
-    private final Set<CmId> ids = new HashSet<>();
+    final Map<Key, CmId> byRemoteQpn = new HashMap<>();
+    /** Passive connections waiting for the RTU, by their QP's number: the first packet on the QP establishes them. */
+    final Map<Integer, CmId> byLocalQpn = new HashMap<>();
+    /** Listeners by service ID. */
+    final Map<Long, CmId> listeners = new HashMap<>();
+    /** Bound ports by service ID (each port space has its own ports). */
+    private final Set<Long> boundPorts = new HashSet<>();
+    final Set<CmId> ids = new HashSet<>();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong inboundOverflow = new AtomicLong();
-    private int pending;
+    private final Object released = new Object();
+    private final MadLayer madLayer;
+    final Sidr sidr;
+    final CmRelease release;
+    private final CmPassive passive;
+    int pending;
     private int nextCommId;
     private volatile boolean closed;
     // counters (agent thread)
-    private long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
-            backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut;
+    long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
+            backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut, commEstablished;
 
     private CmAgent(Device device, MadPort port, CmConfig cfg) {
         this.device = device;
@@ -114,6 +133,10 @@ public final class CmAgent implements AutoCloseable {
         exec.setRemoveOnCancelPolicy(true);
         exec.prestartAllCoreThreads();
         this.thread = t[0];
+        this.madLayer = new MadLayer(port, cfg.madReplyRate);
+        this.sidr = new Sidr(this);
+        this.release = new CmRelease(this);
+        this.passive = new CmPassive(this);
         port.start(this::onMad);
     }
 
@@ -157,12 +180,49 @@ public final class CmAgent implements AutoCloseable {
     public CmCounters counters() {
         return call(() -> new CmCounters(madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched,
                 inboundOverflow.get(), pendingOverflow, backlogOverflow, duplicates, rejSent, rejReceived, connected,
-                disconnected, timedOut));
+                disconnected, timedOut, commEstablished, madLayer.repliesCmClass, madLayer.repliesOtherClass, madLayer.rateLimited));
+    }
+
+    /** The device's max_qp_rd_atom / max_qp_init_rd_atom ({@link #MAX_RD_ATOMIC}). */
+    public int maxRdAtomic() {
+        return MAX_RD_ATOMIC;
     }
 
     /** Incoming connections waiting for accept or reject. */
     public int pendingCount() {
         return call(() -> pending);
+    }
+
+    /**
+     * Waits until no connection of this agent is being released (DREQ sent or received, or in timewait), at most
+     * {@code max}; true if none is. Before {@link #close}, this keeps the agent answering as the kernel's CM does after
+     * a process exits: a DREQ repeated in timewait still gets its DREP, a stale REQ its REJ 10.
+     */
+    public boolean awaitReleased(java.time.Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (call(this::releasingCount) > 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) return false;
+            synchronized (released) { // notified at each end of timewait; never held while calling the agent
+                TimeUnit.NANOSECONDS.timedWait(released, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+            }
+        }
+        return true;
+    }
+
+    private int releasingCount() {
+        int n = 0;
+        for (CmId id : ids) {
+            if (id.state == CmId.State.DREQ_SENT || id.state == CmId.State.DREQ_RCVD || id.state == CmId.State.TIMEWAIT) n++;
+        }
+        return n;
+    }
+
+    /** A connection left timewait (agent thread). */
+    void timewaitEnded() {
+        synchronized (released) {
+            released.notifyAll();
+        }
     }
 
     /** All ids the agent holds (the application's, pending ones and those in timewait). */
@@ -173,10 +233,15 @@ public final class CmAgent implements AutoCloseable {
     // ------------------------------------------------------------------ application calls (agent thread)
 
     CmId createId(CmEventChannel channel, Object context) {
+        return createId(channel, context, CmPortSpace.TCP);
+    }
+
+    CmId createId(CmEventChannel channel, Object context, CmPortSpace ps) {
         if (channel == null) throw new IllegalArgumentException("an id needs an event channel");
+        if (ps == null) throw new IllegalArgumentException("an id needs a port space");
         return call(() -> {
             checkCapacity();
-            CmId id = new CmId(this, channel, context);
+            CmId id = new CmId(this, channel, context, ps);
             ids.add(id);
             return id;
         });
@@ -186,16 +251,16 @@ public final class CmAgent implements AutoCloseable {
         need(id, CmId.State.IDLE);
         if (id.localPort != 0) throw new IllegalStateException(id + " is already bound");
         if (p < 0 || p > 0xFFFF) throw new IllegalArgumentException("port must be 0..65535, not " + p);
-        id.localPort = p == 0 ? ephemeralPort() : reservePort(p);
+        id.localPort = p == 0 ? ephemeralPort(id.portSpace) : reservePort(id.portSpace, p);
         return null;
     }
 
     Void listen(CmId id, int backlog) {
         need(id, CmId.State.IDLE);
-        if (id.localPort == 0) id.localPort = ephemeralPort();
+        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
         id.backlog = backlog <= 0 ? 128 : backlog;
         id.state = CmId.State.LISTEN;
-        listeners.put(id.localPort, id);
+        listeners.put(id.portSpace.serviceId(id.localPort), id);
         return null;
     }
 
@@ -211,7 +276,7 @@ public final class CmAgent implements AutoCloseable {
         if ((dst instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
             throw new IllegalArgumentException(dst.getHostAddress() + " is not of the device's address family");
         }
-        if (id.localPort == 0) id.localPort = ephemeralPort();
+        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
         id.remoteAddress = dst;
         id.remotePort = p;
         id.peer = dst;
@@ -229,6 +294,7 @@ public final class CmAgent implements AutoCloseable {
     QueuePair createQp(CmId id, ProtectionDomain pd, QpInitAttr init) {
         if (pd.device() != device) throw new IllegalArgumentException("the PD is not of this agent's device");
         if (id.qp != null) throw new IllegalStateException(id + " already has a QP");
+        if (id.portSpace == CmPortSpace.UDP) return sidr.createQp(id, pd, init);
         QueuePair qp = pd.createQp(init);
         toInit(qp);
         id.qp = qp;
@@ -238,6 +304,10 @@ public final class CmAgent implements AutoCloseable {
     Void useQp(CmId id, QueuePair qp) {
         if (qp.device() != device) throw new IllegalArgumentException("the QP is not of this agent's device");
         if (id.qp != null) throw new IllegalStateException(id + " already has a QP");
+        if (id.portSpace == CmPortSpace.UDP) {
+            sidr.useQp(id, qp);
+            return null;
+        }
         if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
             throw new IllegalStateException(qp + " must be in RESET or INIT");
         }
@@ -251,6 +321,7 @@ public final class CmAgent implements AutoCloseable {
             throw new IllegalStateException(id + ": connect needs a resolved address");
         }
         if (id.qp == null) throw new IllegalStateException(id + ": connect needs a QP (createQp)");
+        if (id.portSpace == CmPortSpace.UDP) return sidr.connect(id, param);
         if (param.privateDataLength() > REQ_PRIVATE_MAX) {
             throw new IllegalArgumentException("REQ private data is at most " + REQ_PRIVATE_MAX + " bytes, not " + param.privateDataLength());
         }
@@ -266,7 +337,8 @@ public final class CmAgent implements AutoCloseable {
         req.localCommId(id.localCommId)
                 .serviceId(CmaHeader.serviceId(CmaHeader.PS_TCP, id.remotePort))
                 .localCaGuid(caGuid).localQkey(0).localQpn(id.qp.qpNum())
-                .responderResources(param.responderResources()).initiatorDepth(param.initiatorDepth())
+                .responderResources(Math.min(param.responderResources(), MAX_RD_ATOMIC))
+                .initiatorDepth(Math.min(param.initiatorDepth(), MAX_RD_ATOMIC))
                 .remoteCmResponseTimeout(cfg.cmResponseTimeout).transportServiceType(CmReq.TRANSPORT_RC)
                 .endToEndFlowControl(param.flowControl()).startingPsn(psn)
                 .localCmResponseTimeout(cfg.cmResponseTimeout).retryCount(param.retryCount())
@@ -298,87 +370,36 @@ public final class CmAgent implements AutoCloseable {
     }
 
     Void accept(CmId id, CmConnParam param) {
-        if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be accepted");
-        if (id.qp == null) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
-        if (param.privateDataLength() > REP_PRIVATE_MAX) {
-            throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
-        }
-        // the answer to a jroce offer: only to a valid one, only when this side allows extensions and its REP data
-        // leaves room; what both offer is in force on both QPs, and a REP without the trailer agrees on nothing
-        boolean answer = id.peerOffer >= 0 && param.extensions() != 0
-                && ExtensionTrailer.fits(param.privateDataLength(), REP_PRIVATE_MAX);
-        int ext = answer ? id.peerOffer & param.extensions() : 0;
-        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
-        // cm.c cm_init_qp_rtr_attr: the passive QP takes the REQ's path MTU as it is; both ends must agree, since a
-        // responder refuses packets longer than its own path MTU (rxe check_length), and the requester chose it
-        int mtu = Math.max(Mtu.MTU_256.ibvEnum(), Math.min(req.pathMtu(), Mtu.MTU_4096.ibvEnum()));
-        int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), QueuePair.MAX_RD_ATOMIC);
-        int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), QueuePair.MAX_RD_ATOMIC);
-        int psn = rnd.nextInt(1 << 24);
-        QueuePair qp = id.qp;
-        // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
-        // Linux convention (cm.c cm_req_handler): the REQ's Starting PSN is what we send from, the REP's is what we expect
-        toInit(qp);
-        if (param.extensions() != 0) qp.setExtensions(ext); // before RTR, where the engines take them up
-        id.extensions = ext;
-        qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
-                .destQpNum(req.localQpn()).rqPsn(psn).maxDestRdAtomic(respRes).minRnrTimer(MIN_RNR_TIMER));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(req.startingPsn()).timeout(req.primaryPath().localAckTimeout())
-                .retryCnt(req.retryCount()).rnrRetry(req.rnrRetryCount()).maxRdAtomic(initDepth));
-        id.ackTimeout = req.primaryPath().localAckTimeout();
-        id.remoteQpn = req.localQpn();
-        id.param = param;
-        byte[] mad = new byte[MadHeader.MAD_SIZE];
-        CmRep rep = new CmRep().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid);
-        rep.localCommId(id.localCommId).remoteCommId(id.remoteCommId).localQkey(0).localQpn(qp.qpNum())
-                .startingPsn(psn).responderResources(respRes).initiatorDepth(initDepth)
-                .targetAckDelay(cfg.caAckDelay).failoverAccepted(0).endToEndFlowControl(param.flowControl())
-                .rnrRetryCount(param.rnrRetryCount()).srq(false).localCaGuid(caGuid)
-                .privateData(param.privateDataRaw(), 0, param.privateDataLength());
-        if (answer) {
-            Unpooled.wrappedBuffer(mad).setBytes(rep.privateDataIndex() + REP_PRIVATE_MAX - ExtensionTrailer.LENGTH,
-                    ExtensionTrailer.encode(ext));
-        }
-        leavePending(id);
-        // cm.c ib_send_cm_rep: resent every REQ Local CM Response Timeout, REQ Max CM Retries times
-        id.retryMillis = convertMillis(req.localCmResponseTimeout());
-        id.maxRetries = req.maxCmRetries();
-        id.state = CmId.State.REP_SENT;
-        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
-        return null;
+        return passive.accept(id, param);
     }
 
     Void reject(CmId id, byte[] privateData) {
-        if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be rejected");
-        if (privateData.length > CmAttribute.REJ.privateDataLength()) {
-            throw new IllegalArgumentException("REJ private data is at most 148 bytes, not " + privateData.length);
-        }
-        leavePending(id);
-        sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, privateData);
-        finish(id);
-        return null;
+        return passive.reject(id, privateData);
     }
 
     Void disconnect(CmId id) {
-        switch (id.state) {
-            case ESTABLISHED, REP_SENT -> {
-                toError(id.qp);
-                sendDreq(id);
-            }
-            case DREQ_SENT, TIMEWAIT, DONE -> {
-                // already released (by us or the peer): rdma_disconnect after DISCONNECTED has nothing to do
-            }
-            default -> throw new IllegalStateException(id + " is not connected");
-        }
-        return null;
+        return release.disconnect(id);
     }
 
     Void destroy(CmId id) {
         if (id.state == CmId.State.CLOSED) return null;
         id.closedByApp = true;
+        if (id.portSpace == CmPortSpace.UDP) {
+            if (id.state == CmId.State.LISTEN) {
+                listeners.remove(id.portSpace.serviceId(id.localPort), id);
+                rejectUntaken(id);
+            } else {
+                sidr.destroy(id);
+            }
+            releasePort(id);
+            unregister(id);
+            id.state = CmId.State.CLOSED;
+            ids.remove(id);
+            return null;
+        }
         switch (id.state) {
             case LISTEN -> {
-                listeners.remove(id.localPort);
+                listeners.remove(id.portSpace.serviceId(id.localPort), id);
                 rejectUntaken(id);
             }
             case REQ_SENT -> {
@@ -398,7 +419,12 @@ public final class CmAgent implements AutoCloseable {
             }
             case ESTABLISHED -> {
                 toError(id.qp);
-                sendDreq(id); // the entry stays until the DREP or the retries, then timewait, silently
+                release.sendDreq(id); // the entry stays until the DREP or the retries, then timewait, silently
+                releasePort(id);
+                return null;
+            }
+            case DREQ_RCVD -> {
+                release.answerDreq(id); // cm.c cm_destroy_id: DREQ_RCVD -> DREP, then timewait
                 releasePort(id);
                 return null;
             }
@@ -426,6 +452,10 @@ public final class CmAgent implements AutoCloseable {
         for (CmId c : new ArrayList<>(ids)) {
             if (c.listener != listener || c.state != CmId.State.REQ_RCVD || !c.request.compareAndSet(0, 2)) continue;
             c.closedByApp = true;
+            if (c.portSpace == CmPortSpace.UDP) {
+                sidr.destroy(c);
+                continue;
+            }
             leavePending(c);
             sendRej(c.peer, c.tid, rejLocalId(c), c.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
             finish(c);
@@ -445,7 +475,7 @@ public final class CmAgent implements AutoCloseable {
             exec.execute(() -> {
                 inbound.decrementAndGet();
                 try {
-                    handle(from, mad, length);
+                    handle(from, srcQpn, mad, length);
                 } catch (RuntimeException e) {
                     malformed++;
                     log.debug("cm {}: MAD from {} dropped: {}", localAddress().getHostAddress(), from, e.toString());
@@ -456,9 +486,9 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    void handle(InetAddress from, byte[] raw, int length) {
+    void handle(InetAddress from, int srcQpn, byte[] raw, int length) {
         madsIn++;
-        if (length < MadHeader.LENGTH + 8) { // not even a Local Comm ID
+        if (length < MadHeader.LENGTH) { // not even a MAD header
             malformed++;
             return;
         }
@@ -468,127 +498,39 @@ public final class CmAgent implements AutoCloseable {
             mad = new byte[MadHeader.MAD_SIZE];
             System.arraycopy(raw, 0, mad, 0, Math.min(Math.min(length, raw.length), MadHeader.MAD_SIZE));
         }
-        ByteBuf b = Unpooled.wrappedBuffer(mad);
-        MadHeader h = new MadHeader().wrap(b, 0);
-        if (!h.isCmSend()) { // mad.c validate_mad / find_mad_agent: other versions, classes and methods go nowhere
+        // mad.c: what no agent takes is answered (Get/Set) or dropped before the CM sees it
+        if (madLayer.receive(from, srcQpn, mad) != MadLayer.Verdict.CM) {
             malformed++;
             return;
         }
+        if (length < MadHeader.LENGTH + 8) { // not even a Local Comm ID
+            malformed++;
+            return;
+        }
+        ByteBuf b = Unpooled.wrappedBuffer(mad);
+        MadHeader h = new MadHeader().wrap(b, 0);
+        if (h.attributeId() == SidrReq.ATTRIBUTE_ID) {
+            sidr.onSidrReq(from, b);
+            return;
+        }
+        if (h.attributeId() == SidrRep.ATTRIBUTE_ID) {
+            sidr.onSidrRep(from, b);
+            return;
+        }
         CmAttribute a = CmAttribute.of(h.attributeId());
-        if (a == null) {
+        if (a == null) { // cm.c cm_recv_handler: LAP, APR and unknown attributes are dropped
             unknownAttribute++;
             return;
         }
         switch (a) {
-            case REQ -> onReq(from, b, mad);
+            case REQ -> passive.onReq(from, b, mad);
             case MRA -> onMra(b);
             case REJ -> onRej(b);
             case REP -> onRep(from, b);
-            case RTU -> onRtu(b);
-            case DREQ -> onDreq(from, b);
-            case DREP -> onDrep(b);
+            case RTU -> passive.onRtu(b);
+            case DREQ -> release.onDreq(from, b);
+            case DREP -> release.onDrep(b);
         }
-    }
-
-    private void onReq(InetAddress from, ByteBuf b, byte[] mad) {
-        CmReq req = new CmReq().wrap(b, 0);
-        if (req.pkey() != 0xFFFF && req.pkey() != 0x7FFF) { // rxe answers a foreign P_Key with silence
-            malformed++;
-            return;
-        }
-        long tid = req.header().transactionId();
-        Key key = new Key(req.localCommId(), req.localCaGuid());
-        CmId dup = byRemote.get(key);
-        if (dup != null) { // cm.c cm_match_req / cm_dup_req_handler
-            duplicates++;
-            switch (dup.state) {
-                case REQ_RCVD -> sendMra(dup);                 // the application is slow: ask for more time
-                case TIMEWAIT -> sendRej(from, tid, dup.localCommId, req.localCommId(), CmRej.REJECTED_REQ,
-                        REJ_STALE_CONN, null, new byte[0]);
-                default -> {
-                    // REP_SENT and later: the REP's own timer resends it
-                }
-            }
-            return;
-        }
-        Key qpKey = new Key(req.localQpn(), req.localCaGuid());
-        if (byRemoteQpn.containsKey(qpKey)) {
-            // cm.c cm_match_req: a new REQ from a QP we are still connected to (or in timewait with) is stale
-            duplicates++;
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_STALE_CONN, null, new byte[0]);
-            return;
-        }
-        long sid = req.serviceId();
-        CmId listener = CmaHeader.portSpace(sid) == CmaHeader.PS_TCP ? listeners.get(CmaHeader.port(sid)) : null;
-        if (listener == null) { // cm.c cm_req_handler: no listener -> IB_CM_REJ_INVALID_SERVICE_ID
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_INVALID_SERVICE_ID, null, new byte[0]);
-            return;
-        }
-        CmaHeader cma = new CmaHeader().wrap(b, req.privateDataIndex());
-        InetAddress src = cma.sourceAddress();
-        if (req.transportServiceType() != CmReq.TRANSPORT_RC || cma.cmaVersion() != CmaHeader.CMA_VERSION || src == null
-                || (src instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
-            // rdma_cm refuses what it cannot take after ib_cm accepted the REQ: cm_destroy_id sends REJ 28
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-            return;
-        }
-        if (pending >= cfg.maxPending || ids.size() >= cfg.maxIds) {
-            pendingOverflow++;
-            return;
-        }
-        if (listener.undelivered.get() >= listener.backlog) {
-            backlogOverflow++;
-            sendRej(from, tid, 0, req.localCommId(), CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-            return;
-        }
-        CmId id = new CmId(this, listener.channel, listener.context);
-        id.listener = listener;
-        id.localPort = listener.localPort;
-        id.remoteAddress = src;
-        id.remotePort = cma.port();
-        id.peer = from;
-        id.qpDest = qpDestination(req, from);
-        id.localCommId = newCommId();
-        id.remoteCommId = req.localCommId();
-        id.remoteCaGuid = req.localCaGuid();
-        id.tid = tid;
-        id.req = mad;
-        id.remoteKey = key;
-        id.remoteQpKey = qpKey;
-        id.state = CmId.State.REQ_RCVD;
-        ids.add(id);
-        byLocalId.put(id.localCommId, id);
-        byRemote.put(key, id);
-        byRemoteQpn.put(qpKey, id);
-        pending++;
-        id.acceptTimer = exec.schedule(() -> acceptTimedOut(id), cfg.acceptTimeoutMillis, TimeUnit.MILLISECONDS);
-        byte[] pd = new byte[REQ_PRIVATE_MAX];
-        b.getBytes(req.privateDataIndex() + CmaHeader.LENGTH, pd);
-        id.peerOffer = ExtensionTrailer.decode(pd);
-        // as seen from here: the requester's initiator depth is what we may grant as responder, and the other way round
-        CmConnParam seen = new CmConnParam().responderResources(req.initiatorDepth()).initiatorDepth(req.responderResources())
-                .retryCount(req.retryCount()).rnrRetryCount(req.rnrRetryCount()).flowControl(req.endToEndFlowControl())
-                .privateData(pd).extensions(Math.max(id.peerOffer, 0));
-        listener.undelivered.incrementAndGet();
-        listener.channel.post(new CmEvent(CmEventType.CONNECT_REQUEST, id, listener, 0, pd, seen));
-    }
-
-    /** The RC QP's destination: the REQ's Primary Local Port GID (where rxe's passive QP sends too), else the sender. */
-    private static InetAddress qpDestination(CmReq req, InetAddress from) {
-        byte[] g = new byte[16];
-        req.primaryPath().localGid(g, 0);
-        Gid gid = Gid.of(g);
-        InetAddress a = gid.toInetAddress();
-        if (a == null || a.isAnyLocalAddress() || (a instanceof Inet4Address) != (from instanceof Inet4Address)) return from;
-        return a;
-    }
-
-    private void acceptTimedOut(CmId id) {
-        if (id.state != CmId.State.REQ_RCVD) return;
-        timedOut++;
-        leavePending(id);
-        sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
-        finish(id);
     }
 
     private void onRep(InetAddress from, ByteBuf b) {
@@ -649,21 +591,36 @@ public final class CmAgent implements AutoCloseable {
         post(id, CmEventType.ESTABLISHED, 0, pd);
     }
 
-    private void onRtu(ByteBuf b) {
-        CmRtu rtu = new CmRtu().wrap(b, 0);
-        CmId id = byLocalId.get(rtu.remoteCommId());
-        if (id == null || rtu.localCommId() != id.remoteCommId) {
-            unmatched++;
+    /**
+     * The first valid packet arrived on QP {@code qpn} (the verbs' IB_EVENT_COMM_EST, which Linux ULPs hand to the CM
+     * with rdma_notify): a passive connection still waiting for its RTU is established as if the RTU had come (cm.c
+     * ib_cm_notify -> cm_establish: REP_SENT -> ESTABLISHED, the REP's retries stop, rdma_cm reports ESTABLISHED).
+     * The RTU was lost, but the requester is sending, so it has the REP. The passive QP is in RTS already (moved
+     * there before the REP, as librdmacm does), so the responder calls this on a QP's first valid packet whatever
+     * its state; a QPN of no such connection, or a second call, is ignored. Callable from any thread, without
+     * blocking: the work is done on the agent's.
+     */
+    public void onFirstPacket(int qpn) {
+        onAgent(() -> {
+            CmId id = byLocalQpn.get(qpn);
+            if (id != null && id.state == CmId.State.REP_SENT) {
+                commEstablished++;
+                passive.establish(id);
+            }
+        });
+    }
+
+    private void onAgent(Runnable r) {
+        if (Thread.currentThread() == thread) {
+            r.run();
             return;
         }
-        if (id.state != CmId.State.REP_SENT) {
-            duplicates++;
-            return;
+        if (closed) return;
+        try {
+            exec.execute(r);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
         }
-        cancelTimer(id);
-        id.state = CmId.State.ESTABLISHED;
-        connected++;
-        post(id, CmEventType.ESTABLISHED, 0, new byte[0]);
     }
 
     private void onRej(ByteBuf b) {
@@ -686,7 +643,7 @@ public final class CmAgent implements AutoCloseable {
             case ESTABLISHED -> {
                 // cm.c cm_rej_handler: a REJ to an established connection (a stale one) ends it
                 toError(id.qp);
-                enterTimewait(id);
+                release.enterTimewait(id);
             }
             default -> duplicates++;
         }
@@ -711,74 +668,15 @@ public final class CmAgent implements AutoCloseable {
         id.timer = exec.schedule(() -> retry(id), wait, TimeUnit.MILLISECONDS);
     }
 
-    private void onDreq(InetAddress from, ByteBuf b) {
-        CmDreq dreq = new CmDreq().wrap(b, 0);
-        long tid = dreq.header().transactionId();
-        CmId id = byLocalId.get(dreq.remoteCommId());
-        if (id == null || id.remoteCommId != dreq.localCommId()) {
-            // cm.c cm_dreq_handler: unknown -> cm_issue_drep, so the peer's DREQ does not time out
-            unmatched++;
-            byte[] drep = new byte[MadHeader.MAD_SIZE];
-            new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(dreq.remoteCommId())
-                    .remoteCommId(dreq.localCommId());
-            send(from, drep);
-            return;
-        }
-        if (id.qp != null && dreq.remoteQpn() != id.qp.qpNum()) { // cm.c: a DREQ for another QP is dropped
-            unmatched++;
-            return;
-        }
-        switch (id.state) {
-            case ESTABLISHED, REP_SENT, DREQ_SENT -> {
-                cancelTimer(id);
-                toError(id.qp);
-                id.dreqTid = tid;
-                byte[] drep = new byte[MadHeader.MAD_SIZE];
-                new CmDrep().wrap(Unpooled.wrappedBuffer(drep), 0).init(tid).localCommId(id.localCommId)
-                        .remoteCommId(id.remoteCommId);
-                id.lastReply = drep;
-                send(id.peer, drep);
-                enterTimewait(id);
-            }
-            case TIMEWAIT -> {
-                duplicates++;
-                if (id.lastReply != null) send(id.peer, id.lastReply);
-            }
-            default -> duplicates++;
-        }
-    }
+    // ------------------------------------------------------------------ for Sidr (agent thread)
 
-    private void onDrep(ByteBuf b) {
-        CmDrep drep = new CmDrep().wrap(b, 0);
-        CmId id = byLocalId.get(drep.remoteCommId());
-        if (id == null || id.remoteCommId != drep.localCommId()) {
-            unmatched++;
-            return;
-        }
-        if (id.state != CmId.State.DREQ_SENT) {
-            duplicates++;
-            return;
-        }
-        cancelTimer(id);
-        id.lastReply = null;
-        enterTimewait(id);
+    CmId listener(long serviceId) {
+        return listeners.get(serviceId);
     }
 
     // ------------------------------------------------------------------ sending, timers, bookkeeping
 
-    private void sendDreq(CmId id) {
-        byte[] mad = new byte[MadHeader.MAD_SIZE];
-        id.dreqTid = hiTid << 32 | (id.localCommId & 0xFFFFFFFFL);
-        new CmDreq().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.dreqTid).localCommId(id.localCommId)
-                .remoteCommId(id.remoteCommId).remoteQpn(id.remoteQpn);
-        cancelTimer(id);
-        id.lastReply = null;
-        id.state = CmId.State.DREQ_SENT;
-        // cm.c ib_send_cm_dreq: the connection's own timeout and retries
-        sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
-    }
-
-    private void sendMra(CmId id) {
+    void sendMra(CmId id) {
         if (id.lastReply == null) {
             byte[] mad = new byte[MadHeader.MAD_SIZE];
             new CmMra().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid).localCommId(id.localCommId)
@@ -788,7 +686,7 @@ public final class CmAgent implements AutoCloseable {
         send(id.peer, id.lastReply);
     }
 
-    private void sendRej(InetAddress to, long tid, int localCommId, int remoteCommId, int rejected, int reason,
+    void sendRej(InetAddress to, long tid, int localCommId, int remoteCommId, int rejected, int reason,
                          byte[] ari, byte[] privateData) {
         byte[] mad = new byte[MadHeader.MAD_SIZE];
         CmRej rej = new CmRej().wrap(Unpooled.wrappedBuffer(mad), 0).init(tid).localCommId(localCommId)
@@ -799,7 +697,7 @@ public final class CmAgent implements AutoCloseable {
         send(to, mad);
     }
 
-    private void send(InetAddress to, byte[] mad) {
+    void send(InetAddress to, byte[] mad) {
         madsOut++;
         try {
             port.send(to, mad);
@@ -808,7 +706,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private void sendWithRetry(CmId id, byte[] mad, long timeoutMillis, int retries) {
+    void sendWithRetry(CmId id, byte[] mad, long timeoutMillis, int retries) {
         id.outstanding = mad;
         id.retriesLeft = retries;
         send(id.peer, mad);
@@ -827,41 +725,19 @@ public final class CmAgent implements AutoCloseable {
         id.outstanding = null;
         timedOut++;
         switch (id.state) {
-            case REQ_SENT, REP_SENT -> { // IB_CM_REQ_ERROR / IB_CM_REP_ERROR -> RDMA_CM_EVENT_UNREACHABLE
-                toError(id.qp);
+            case REQ_SENT, REP_SENT -> { // IB_CM_REQ_ERROR / IB_CM_REP_ERROR / IB_CM_SIDR_REQ_ERROR -> UNREACHABLE
+                if (id.portSpace != CmPortSpace.UDP) toError(id.qp); // a UD QP serves other peers too
                 finish(id);
                 post(id, CmEventType.UNREACHABLE, CmEvent.ETIMEDOUT, null);
             }
-            case DREQ_SENT -> enterTimewait(id); // no DREP: released all the same
+            case DREQ_SENT -> release.enterTimewait(id); // no DREP: released all the same
             default -> {
             }
         }
     }
 
-    private void enterTimewait(CmId id) {
-        id.state = CmId.State.TIMEWAIT;
-        disconnected++;
-        if (!id.disconnectedReported) {
-            id.disconnectedReported = true;
-            post(id, CmEventType.DISCONNECTED, 0, null);
-        }
-        // cm.c cm_enter_timewait: the ids stay known (a late DREQ gets its DREP, a duplicate REQ REJ 10) for the
-        // local ACK timeout
-        exec.schedule(() -> {
-            if (id.state != CmId.State.TIMEWAIT) return;
-            unregister(id);
-            if (id.closedByApp) {
-                id.state = CmId.State.CLOSED;
-                ids.remove(id);
-            } else {
-                id.state = CmId.State.DONE;
-                post(id, CmEventType.TIMEWAIT_EXIT, 0, null);
-            }
-        }, Math.max(1, convertMillis(id.ackTimeout)), TimeUnit.MILLISECONDS);
-    }
-
     /** The id's connection is over (rejected, unreachable, refused): it leaves the tables, the application keeps it. */
-    private void finish(CmId id) {
+    void finish(CmId id) {
         cancelTimer(id);
         unregister(id);
         if (id.closedByApp || id.listener != null && id.state == CmId.State.REQ_RCVD) {
@@ -872,18 +748,19 @@ public final class CmAgent implements AutoCloseable {
     }
 
     /** cm.c cm_format_rej: a REJ of a REQ not yet MRA'd carries Local Comm ID 0, after an MRA our own. */
-    private static int rejLocalId(CmId id) {
+    static int rejLocalId(CmId id) {
         return id.lastReply != null ? id.localCommId : 0;
     }
 
-    private void unregister(CmId id) {
+    void unregister(CmId id) {
         if (id.localCommId != 0) byLocalId.remove(id.localCommId, id);
         if (id.remoteKey != null) byRemote.remove(id.remoteKey, id);
         if (id.remoteQpKey != null) byRemoteQpn.remove(id.remoteQpKey, id);
+        if (id.qp != null) byLocalQpn.remove(id.qp.qpNum(), id);
         if (id.acceptTimer != null) id.acceptTimer.cancel(false);
     }
 
-    private void leavePending(CmId id) {
+    void leavePending(CmId id) {
         if (id.state == CmId.State.REQ_RCVD) pending--;
         if (id.acceptTimer != null) {
             id.acceptTimer.cancel(false);
@@ -891,7 +768,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private void cancelTimer(CmId id) {
+    void cancelTimer(CmId id) {
         id.outstanding = null;
         cancelTimerOnly(id);
     }
@@ -903,20 +780,20 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    private void post(CmId id, CmEventType type, int status, byte[] privateData) {
+    void post(CmId id, CmEventType type, int status, byte[] privateData) {
         if (id.closedByApp) return;
         id.channel.post(new CmEvent(type, id, null, status, privateData == null ? new byte[0] : privateData, null));
     }
 
-    private void checkCapacity() {
+    void checkCapacity() {
         if (ids.size() >= cfg.maxIds) throw new IllegalStateException("the CM holds " + ids.size() + " ids, its maximum");
     }
 
-    private static void need(CmId id, CmId.State s) {
+    static void need(CmId id, CmId.State s) {
         if (id.state != s) throw new IllegalStateException(id + " must be " + s);
     }
 
-    private int newCommId() {
+    int newCommId() {
         int c;
         do {
             c = nextCommId++;
@@ -924,31 +801,31 @@ public final class CmAgent implements AutoCloseable {
         return c;
     }
 
-    private int ephemeralPort() {
+    private int ephemeralPort(CmPortSpace ps) {
         for (int i = 0; i < 65536; i++) {
             int p = 32768 + rnd.nextInt(61000 - 32768);
-            if (boundPorts.add(p)) return p;
+            if (boundPorts.add(ps.serviceId(p))) return p;
         }
         throw new IllegalStateException("no free rdma_cm port");
     }
 
-    private int reservePort(int p) {
-        if (!boundPorts.add(p)) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+    private int reservePort(CmPortSpace ps, int p) {
+        if (!boundPorts.add(ps.serviceId(p))) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
         return p;
     }
 
-    private void releasePort(CmId id) {
-        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.localPort);
+    void releasePort(CmId id) {
+        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.portSpace.serviceId(id.localPort));
     }
 
-    private static void toInit(QueuePair qp) {
+    static void toInit(QueuePair qp) {
         if (qp.state() == QpState.RESET) {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         }
     }
 
-    private static void toError(QueuePair qp) {
+    static void toError(QueuePair qp) {
         if (qp == null) return;
         try {
             if (qp.state() != QpState.ERR && qp.state() != QpState.RESET) qp.modify(new QpAttr().state(QpState.ERR));
@@ -1003,14 +880,21 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    /** Stops the agent: ids get no more events, the MAD port is closed. Connections are not released (no DREQ). */
+    /**
+     * Stops the agent: ids get no more events, the MAD port is closed. Connections are not released (no DREQ), but a
+     * DREQ the application has not answered yet gets its DREP, as the kernel sends it when a process exits with the
+     * id open (ucma closes it, cm.c cm_destroy_id in DREQ_RCVD), so the peer is not left to time out.
+     */
     @Override
     public void close() {
         if (closed) return;
         try {
             call(() -> {
                 List<CmId> all = new ArrayList<>(ids);
-                for (CmId id : all) cancelTimer(id);
+                for (CmId id : all) {
+                    if (id.state == CmId.State.DREQ_RCVD) release.sendDrep(id, id.dreqTid);
+                    cancelTimer(id);
+                }
                 return null;
             });
         } catch (RuntimeException ignored) {

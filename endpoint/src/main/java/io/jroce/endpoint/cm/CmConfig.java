@@ -19,6 +19,7 @@ public final class CmConfig {
     int mraServiceTimeout = 24;
     int maxInboundQueue = 1024;
     int maxIds = 4096;
+    int madReplyRate = 100;
     long seed = System.nanoTime();
 
     public static CmConfig defaults() {
@@ -53,6 +54,11 @@ public final class CmConfig {
     public CmConfig maxInboundQueue(int v) { maxInboundQueue = range(v, 1, 1 << 20, "max inbound queue"); return this; }
     /** All ids the agent holds (application ids, pending and timewait connections). */
     public CmConfig maxIds(int v) { maxIds = range(v, 1, 1 << 20, "max ids"); return this; }
+    /**
+     * At most this many MAD-layer answers per second (GetResp 0x000C to Gets and Sets no agent takes), with a burst of
+     * as many; more are dropped and counted. The kernel does not limit them; QP 1 is open to anyone on the network.
+     */
+    public CmConfig madReplyRate(int v) { madReplyRate = range(v, 1, 1 << 20, "MAD reply rate"); return this; }
     /** Seed of the comm IDs, transaction IDs, ports and PSNs the agent draws. */
     public CmConfig seed(long v) { seed = v; return this; }
 

@@ -6,18 +6,25 @@ import java.util.Arrays;
 
 /**
  * What {@link CmId#connect} and {@link CmId#accept} put in the REQ or REP, librdmacm's
- * {@code struct rdma_conn_param}. The defaults are librdmacm's for a null conn_param (cma.c
- * ucma_copy_conn_param_to_kern): flow control on, retry count 7, RNR retry count 7; responder resources and
- * initiator depth 1 (librdmacm uses the device maxima).
+ * {@code struct rdma_conn_param}. The defaults are librdmacm's for a null conn_param (cma.c rdma_connect,
+ * rdma_accept, ucma_copy_conn_param_to_kern): responder resources and initiator depth {@link #MAX} (connect: the
+ * device's maximum; accept: the REQ's, mirrored and clamped to the device's maximum), end-to-end flow control off
+ * (the zeroed field), retry count 7, RNR retry count 7.
  */
 public final class CmConnParam {
     private byte[] privateData = new byte[0];
-    private int responderResources = 1;
-    private int initiatorDepth = 1;
+    /**
+     * librdmacm's RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH: as many as the device allows ({@link CmAgent#MAX_RD_ATOMIC});
+     * on accept, as many as the REQ asks, up to that.
+     */
+    public static final int MAX = 255;
+    private int responderResources = MAX;
+    private int initiatorDepth = MAX;
     private int retryCount = 7;
     private int rnrRetryCount = 7;
-    private boolean flowControl = true;
+    private boolean flowControl;
     private int extensions;
+    private int qkey;
 
     public static CmConnParam defaults() {
         return new CmConnParam();
@@ -88,6 +95,16 @@ public final class CmConnParam {
         return this;
     }
 
+    /**
+     * UDP port space, accept: the Q_Key the SIDR_REP announces and the id's QP uses (rdma_conn_param.qkey); 0, the
+     * default, keeps the id's ({@link CmPortSpace#UDP_QKEY} unless set).
+     */
+    public CmConnParam qkey(int v) {
+        qkey = v;
+        return this;
+    }
+
+    public int qkey() { return qkey; }
     public byte[] privateData() { return privateData.clone(); }
     public int responderResources() { return responderResources; }
     public int initiatorDepth() { return initiatorDepth; }

@@ -24,7 +24,10 @@ public final class CmId implements AutoCloseable {
     /** Where an id is in its life (ib_cm's and rdma_cm's states, merged and simplified). */
     public enum State {
         IDLE, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN,
-        REQ_SENT, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT,
+        REQ_SENT, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT,
+        /** The peer's DREQ came (DISCONNECTED was reported); the DREP waits for {@link #disconnect} or a timeout. */
+        DREQ_RCVD,
+        TIMEWAIT,
         /** Rejected, unreachable, timed out or disconnected: only {@link #close} is left. */
         DONE,
         CLOSED
@@ -33,6 +36,7 @@ public final class CmId implements AutoCloseable {
     final CmAgent agent;
     final CmEventChannel channel;
     final Object context;
+    final CmPortSpace portSpace;
     volatile QueuePair qp;
 
     // everything below is touched only on the agent's thread (except the volatile ones, read by getters)
@@ -77,11 +81,21 @@ public final class CmId implements AutoCloseable {
     ScheduledFuture<?> acceptTimer;
     CmAgent.Key remoteKey;
     CmAgent.Key remoteQpKey;
+    // UDP port space
+    volatile int qkey;             // the Q_Key of the id's UD QP (0 until it has one)
+    long serviceId;                // passive: the SIDR_REQ's
+    Sidr.Key sidrKey;              // passive: the SIDR_REQ's (Request ID, sender), while it waits for accept/reject
+    volatile CmUdParam ud;         // active: what the SIDR_REP gave
 
     CmId(CmAgent agent, CmEventChannel channel, Object context) {
+        this(agent, channel, context, CmPortSpace.TCP);
+    }
+
+    CmId(CmAgent agent, CmEventChannel channel, Object context, CmPortSpace portSpace) {
         this.agent = agent;
         this.channel = channel;
         this.context = context;
+        this.portSpace = portSpace;
     }
 
     /** rdma_create_id(channel, context, RDMA_PS_TCP) on {@code agent}'s device. */
@@ -92,6 +106,18 @@ public final class CmId implements AutoCloseable {
     /** rdma_create_id with no context. */
     public static CmId create(CmAgent agent, CmEventChannel channel) {
         return agent.createId(channel, null);
+    }
+
+    /**
+     * rdma_create_id(channel, context, ps): {@link CmPortSpace#UDP} makes a UD id. Its QP ({@link #createQp}, a UD
+     * one) is taken to RTS with the id's Q_Key at once; {@link #listen} answers SIDR_REQs for its port's service ID
+     * ({@code 0x0000000001110000 | port}) with CONNECT_REQUEST events, which {@link #accept} answers with a SIDR_REP
+     * (the QP's number and Q_Key) and {@link #reject} with a SIDR_REP of status 2; {@link #connect} sends SIDR_REQs
+     * (resent on the CM response timeout up to Max CM Retries times) and reports ESTABLISHED with the peer's
+     * {@link CmUdParam} (address handle, QPN, Q_Key), or UNREACHABLE (status: the SIDR_REP's, or -110 when none came).
+     */
+    public static CmId create(CmAgent agent, CmEventChannel channel, Object context, CmPortSpace portSpace) {
+        return agent.createId(channel, context, portSpace);
     }
 
     /**
@@ -133,7 +159,8 @@ public final class CmId implements AutoCloseable {
     }
 
     /**
-     * Uses an existing QP of the agent's device (in RESET or INIT) as this id's QP, instead of {@link #createQp}.
+     * Uses an existing QP of the agent's device (in RESET or INIT) as this id's QP, instead of {@link #createQp}. In
+     * the UDP port space: a UD QP in RESET (taken to RTS) or already in RTS (adopted with its Q_Key).
      */
     public void useQp(QueuePair qp) {
         agent.call(() -> agent.useQp(this, qp));
@@ -172,7 +199,9 @@ public final class CmId implements AutoCloseable {
 
     /**
      * rdma_disconnect: moves the QP to ERR and sends a DREQ (resent until a DREP or the retries run out); DISCONNECTED
-     * follows. After the peer disconnected first it does nothing.
+     * follows. After the peer disconnected first (DISCONNECTED reported, state {@link State#DREQ_RCVD}) it sends the
+     * DREP that answers the peer's DREQ, as librdmacm's does; the agent sends that DREP by itself after the peer's
+     * DREQ timeout when the application does not. Later it does nothing.
      */
     public void disconnect() {
         agent.call(() -> agent.disconnect(this));
@@ -195,6 +224,12 @@ public final class CmId implements AutoCloseable {
      */
     public int extensions() { return extensions; }
 
+    /** The port space the id was created in. */
+    public CmPortSpace portSpace() { return portSpace; }
+    /** UDP port space: the Q_Key of the id's QP ({@link CmPortSpace#UDP_QKEY} unless accept set another); else 0. */
+    public int qkey() { return qkey; }
+    /** UDP port space, active side: the peer's address handle, QPN and Q_Key once ESTABLISHED; else null. */
+    public CmUdParam udParam() { return ud; }
     /** The QP bound to this id, or null. */
     public QueuePair qp() { return qp; }
     public Object context() { return context; }
@@ -215,7 +250,7 @@ public final class CmId implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CmId{" + state + (localCommId != 0 ? String.format(" comm %08x", localCommId) : "")
+        return "CmId{" + (portSpace == CmPortSpace.UDP ? "UDP " : "") + state + (localCommId != 0 ? String.format(" comm %08x", localCommId) : "")
                 + " port " + localPort + (remoteAddress != null ? " peer " + remoteAddress.getHostAddress() + ":" + remotePort : "")
                 + (qp != null ? " qpn " + qp.qpNum() : "") + "}";
     }

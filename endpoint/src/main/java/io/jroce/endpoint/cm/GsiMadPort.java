@@ -138,6 +138,11 @@ final class GsiMadPort implements MadPort {
 
     @Override
     public void send(InetAddress peer, byte[] mad) {
+        send(peer, MadHeader.GSI_QPN, mad);
+    }
+
+    @Override
+    public void send(InetAddress peer, int qpn, byte[] mad) {
         if (closed) return;
         Integer slot = freeSend.poll();
         if (slot == null) {
@@ -149,7 +154,7 @@ final class GsiMadPort implements MadPort {
         AddressHandle ah = ahs.computeIfAbsent(peer, p -> pd.createAh(p, peerUdpPort));
         try {
             qp.postSend(new SendWorkRequest(SEND_FLAG | slot, WrOpcode.SEND, Sge.of(send, off, MadHeader.MAD_SIZE))
-                    .ud(ah, MadHeader.GSI_QPN, Device.GSI_QKEY).signaled());
+                    .ud(ah, qpn, Device.GSI_QKEY).signaled());
         } catch (RuntimeException e) {
             freeSend.offer(slot);
             throw e;

@@ -17,6 +17,7 @@ public final class MadLoopback {
     private final Map<InetAddress, MadPort.Receiver> ports = new ConcurrentHashMap<>();
     private final Map<Integer, byte[]> lastSent = new ConcurrentHashMap<>();
     private final AtomicLong sent = new AtomicLong();
+    private volatile byte[] last;
     private volatile BiPredicate<InetAddress, byte[]> drop = (to, mad) -> false;
 
     /** A port at {@code address}; it receives from the moment its agent starts it until it is closed. */
@@ -42,6 +43,7 @@ public final class MadLoopback {
             public void send(InetAddress peer, byte[] mad) {
                 sent.incrementAndGet();
                 lastSent.put(attributeId(mad), mad.clone());
+                last = mad.clone();
                 if (drop.test(peer, mad)) return;
                 MadPort.Receiver r = ports.get(peer);
                 if (r != null) r.receive(address, 1, mad.clone(), mad.length);
@@ -74,6 +76,12 @@ public final class MadLoopback {
     /** A copy of the last MAD sent with this attribute ID (e.g. {@code CmAttribute.REQ.id()}), or null. */
     public byte[] lastSent(int attributeId) {
         byte[] m = lastSent.get(attributeId);
+        return m == null ? null : m.clone();
+    }
+
+    /** A copy of the last MAD any port sent, or null. */
+    public byte[] lastSent() {
+        byte[] m = last;
         return m == null ? null : m.clone();
     }
 

@@ -28,6 +28,14 @@ public interface MadPort extends AutoCloseable {
     /** Sends one 256-byte MAD to QP 1 of the device at {@code peer}; may drop it (a datagram), never blocks long. */
     void send(InetAddress peer, byte[] mad);
 
+    /**
+     * Sends one 256-byte MAD to QP {@code qpn} of the device at {@code peer} (the MAD layer answers a Get or Set to
+     * the QP it came from, mad.c agent_send_response). Ports that reach only QP 1 send it there.
+     */
+    default void send(InetAddress peer, int qpn, byte[] mad) {
+        send(peer, mad);
+    }
+
     /** Stops receiving and releases the port's resources. */
     @Override
     void close();

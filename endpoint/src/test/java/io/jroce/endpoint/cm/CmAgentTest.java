@@ -248,6 +248,7 @@ class CmAgentTest {
             byte[] req = n.mads.lastSent(CmAttribute.REQ.id());
             ids[0].disconnect();
             n.chB.expect(CmEventType.DISCONNECTED, T);
+            ids[1].disconnect(); // the application answers the DREQ (DREQ_RCVD -> TIMEWAIT), as rping does
             assertEquals(CmId.State.TIMEWAIT, ids[1].state());
             long rejs = n.cmB.counters().rejSent();
             n.mads.inject(CmNet.A, CmNet.B, req, req.length);
@@ -258,8 +259,9 @@ class CmAgentTest {
         }
     }
 
+    /** cm.c cm_match_req: REJ 10 for the new REQ, and a DREQ that releases the old connection. */
     @Test
-    void aNewReqFromAConnectedQpIsStale() throws Exception {
+    void aNewReqFromAConnectedQpIsStaleAndTheOldConnectionIsReleased() throws Exception {
         try (CmNet n = new CmNet()) {
             CmId[] ids = connect(n, new byte[0], new byte[0]);
             byte[] req = n.mads.lastSent(CmAttribute.REQ.id()).clone();
@@ -269,7 +271,12 @@ class CmAgentTest {
             assertEquals(rejs + 1, n.cmB.counters().rejSent());
             byte[] rej = n.mads.lastSent(CmAttribute.REJ.id());
             assertEquals(10, (rej[34] & 0xFF) << 8 | (rej[35] & 0xFF), "REJ reason STALE_CONN");
-            assertEquals(CmId.State.ESTABLISHED, ids[1].state());
+            byte[] dreq = n.mads.lastSent(CmAttribute.DREQ.id());
+            assertNotNull(dreq, "a DREQ to the old connection");
+            assertEquals(ids[1].localCommId, java.nio.ByteBuffer.wrap(dreq).getInt(24));
+            assertEquals(ids[1], n.chB.expect(CmEventType.DISCONNECTED, T).id());
+            assertEquals(ids[0], n.chA.expect(CmEventType.DISCONNECTED, T).id());
+            assertEquals(QpState.ERR, ids[1].qp().state());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.jroce.endpoint.cm;
 
+import io.jroce.endpoint.Gid;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.wire.mad.CmAttribute;
 import io.jroce.wire.mad.CmDreq;
@@ -31,6 +32,8 @@ class CmFloodTest {
         req.localCommId(r.nextInt()).serviceId(CmaHeader.serviceId(CmaHeader.PS_TCP, port)).localCaGuid(r.nextLong())
                 .localQpn(r.nextInt(1 << 24)).transportServiceType(CmReq.TRANSPORT_RC).startingPsn(r.nextInt(1 << 24))
                 .pkey(0xFFFF).pathMtu(3).maxCmRetries(15).localCmResponseTimeout(20).remoteCmResponseTimeout(20);
+        // the primary path names B's GID as the responder's (cm.c rejects any other with REJ 12)
+        req.primaryPath().localGid(Gid.of(ATTACKER).raw()).remoteGid(Gid.of(CmNet.B).raw());
         new CmaHeader().wrap(b, req.privateDataIndex()).write(r.nextInt(1, 65536), ATTACKER, CmNet.B);
         return mad;
     }

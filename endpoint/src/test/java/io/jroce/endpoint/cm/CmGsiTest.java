@@ -1,12 +1,16 @@
 package io.jroce.endpoint.cm;
 
 import io.jroce.endpoint.Access;
+import io.jroce.endpoint.AddressHandle;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.MemoryRegion;
 import io.jroce.endpoint.ProtectionDomain;
+import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpInitAttr;
+import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.QpType;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
@@ -16,6 +20,8 @@ import io.jroce.endpoint.WorkCompletion;
 import io.jroce.endpoint.WrOpcode;
 import io.jroce.endpoint.fault.FaultInjector;
 import io.jroce.endpoint.fault.FaultRule;
+import io.jroce.wire.mad.MadHeader;
+import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
@@ -24,6 +30,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The CM over the devices' real QP 1 (UD over UDP on loopback), with MADs lost by the devices' fault injectors. */
@@ -171,6 +178,45 @@ class CmGsiTest {
             ids[0].disconnect();
             n.chA.expect(CmEventType.DISCONNECTED, T);
             n.chB.expect(CmEventType.DISCONNECTED, T);
+        }
+    }
+
+    /**
+     * The MAD layer answers a Get from any QP back to that QP (mad.c agent_send_response), over the real QP 1: a UD
+     * QP of A sends a Get of an unassigned class to B's QP 1 and receives B's GetResp 0x000C from QP 1.
+     */
+    @Test
+    void aGetNoAgentTakesIsAnsweredToTheQpItCameFrom() throws Exception {
+        try (Net n = new Net()) {
+            QueuePair ud = n.pdA.createQp(new QpInitAttr(n.cqA).qpType(QpType.UD));
+            ud.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(Device.GSI_QKEY));
+            ud.modify(new QpAttr().state(QpState.RTR));
+            ud.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+            MemoryRegion buf = n.pdA.allocateAndRegister(1024, Access.LOCAL_WRITE);
+            ud.postRecv(new ReceiveWorkRequest(1, Sge.of(buf, 512, 40 + 256)));
+            byte[] get = new byte[256];
+            new MadHeader().wrap(Unpooled.wrappedBuffer(get), 0).baseVersion(1).mgmtClass(0x30)
+                    .classVersion(1).method(MadHeader.METHOD_GET).transactionId(0x77).attributeId(0x20);
+            buf.buffer().put(0, get);
+            AddressHandle ah = n.pdA.createAh(B, n.b.port());
+            ud.postSend(new SendWorkRequest(2, WrOpcode.SEND,
+                    Sge.of(buf, 0, 256)).ud(ah, 1, Device.GSI_QKEY).signaled());
+            WorkCompletion[] wc = new WorkCompletion[1];
+            WorkCompletion recv = null;
+            long deadline = System.nanoTime() + T.toNanos();
+            while (recv == null && System.nanoTime() < deadline) {
+                if (n.cqA.poll(wc, 1, TimeUnit.SECONDS) == 1 && wc[0].wrId() == 1) recv = wc[0];
+            }
+            assertNotNull(recv, "the GetResp came back to the sending QP");
+            assertEquals(WcStatus.SUCCESS, recv.status(), recv.toString());
+            assertEquals(1, recv.srcQp(), "from QP 1");
+            byte[] resp = new byte[256];
+            buf.buffer().get(512 + 40, resp);
+            assertEquals(0x30, resp[1]);
+            assertEquals(MadHeader.METHOD_GET_RESP, resp[3] & 0xFF);
+            assertEquals(0x0C, resp[5]);
+            assertEquals(0x77, resp[15]);
+            assertEquals(1, n.cmB.counters().madRepliesOtherClass());
         }
     }
 }

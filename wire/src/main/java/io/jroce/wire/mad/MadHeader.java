@@ -20,6 +20,16 @@ public final class MadHeader {
     public static final int CM_CLASS_VERSION = 2;
     /** IB_MGMT_METHOD_SEND: every CM message is a Send (the CM never uses Get/Set/responses). */
     public static final int METHOD_SEND = 0x03;
+    /** IB_MGMT_METHOD_GET, IB_MGMT_METHOD_SET and IB_MGMT_METHOD_GET_RESP (IBTA 13.4.5 Table 144). */
+    public static final int METHOD_GET = 0x01;
+    public static final int METHOD_SET = 0x02;
+    public static final int METHOD_GET_RESP = 0x81;
+    /** The R bit of Method: set in every response (ib_mad.c ib_response_mad). */
+    public static final int METHOD_RESPONSE = 0x80;
+    /** IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB: what the MAD layer answers a Get/Set no agent takes. */
+    public static final int STATUS_UNSUPPORTED_METHOD_ATTRIB = 0x000C;
+    /** IB_MGMT_CLASSPORTINFO_ATTR_ID, the ClassPortInfo attribute every class defines. */
+    public static final int ATTR_CLASS_PORT_INFO = 0x0001;
     /** The QP number of the General Services Interface, where CM MADs are sent. */
     public static final int GSI_QPN = 1;
 
