@@ -252,6 +252,35 @@ public final class Device implements AutoCloseable {
         });
     }
 
+    /**
+     * Sets what the device calls, with the QP number, when a queue pair accepts its first request packet (in its
+     * life since RESET): the communication-established event (IBA 11.6.3, {@code IBV_EVENT_COMM_EST}), which tells
+     * a connection manager whose RTU was lost that the requester has the REP. Called on the device's loop; it must
+     * not block. One listener per device (the CM's); null removes it.
+     */
+    public void setFirstPacketListener(java.util.function.IntConsumer listener) {
+        firstPacketListener.set(listener);
+    }
+
+    /** Removes {@code listener} if it is the one set. */
+    public void removeFirstPacketListener(java.util.function.IntConsumer listener) {
+        firstPacketListener.compareAndSet(listener, null);
+    }
+
+    private final java.util.concurrent.atomic.AtomicReference<java.util.function.IntConsumer> firstPacketListener =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    /** A QP accepted its first request packet (loop). A listener that fails is logged, never the packet's problem. */
+    void firstPacket(int qpn) {
+        java.util.function.IntConsumer l = firstPacketListener.get();
+        if (l == null) return;
+        try {
+            l.accept(qpn);
+        } catch (RuntimeException e) {
+            log.debug("first-packet listener: {}", e.toString());
+        }
+    }
+
     public void setAsyncEventListener(AsyncEventListener listener) {
         this.listener = listener;
     }

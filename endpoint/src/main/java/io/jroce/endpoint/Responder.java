@@ -79,7 +79,11 @@ final class Responder {
         this.views = out.views();
     }
 
+    /** Whether a request in sequence arrived since {@link #reset} (the first fires COMM_EST). */
+    private boolean firstRequestSeen;
+
     void reset(int rqPsn, int maxDestRdAtomic) {
+        firstRequestSeen = false;
         ePsn = rqPsn;
         msn = 0;
         ackPending = false;
@@ -129,6 +133,11 @@ final class Responder {
             return;
         }
         seqNakSent = false;
+        if (!firstRequestSeen) {
+            // the requester is sending, so it has our CM's REP: communication established (IBA 11.6.3, COMM_EST)
+            firstRequestSeen = true;
+            qp.device().firstPacket(qp.qpNum());
+        }
         execute(p, psn);
         if (reorder != null && reorder.size() > 0) drainHeld();
     }

@@ -138,7 +138,11 @@ public final class CmAgent implements AutoCloseable {
         this.release = new CmRelease(this);
         this.passive = new CmPassive(this);
         port.start(this::onMad);
+        device.setFirstPacketListener(firstPacket);
     }
+
+    /** What the device calls when a QP accepts its first request (COMM_EST, {@link #onFirstPacket}). */
+    private final java.util.function.IntConsumer firstPacket = this::onFirstPacket;
 
     /** Opens the CM of {@code device} on its QP 1 with the default configuration. */
     public static CmAgent open(Device device) {
@@ -901,6 +905,7 @@ public final class CmAgent implements AutoCloseable {
             // closing anyway
         }
         closed = true;
+        device.removeFirstPacketListener(firstPacket);
         exec.shutdownNow();
         port.close();
     }

@@ -1,7 +1,12 @@
 package io.jroce.endpoint.cm;
 
+import io.jroce.endpoint.Access;
+import io.jroce.endpoint.MemoryRegion;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpState;
+import io.jroce.endpoint.Sge;
+import io.jroce.endpoint.WcStatus;
+import io.jroce.endpoint.WrOpcode;
 import io.jroce.wire.mad.CmAttribute;
 import org.junit.jupiter.api.Test;
 
@@ -54,6 +59,22 @@ class CmReleaseTest {
             // the connection is an ordinary one: it is released as any other
             ids[0].disconnect();
             assertEquals(ids[1], n.chB.expect(CmEventType.DISCONNECTED, T).id());
+        }
+    }
+
+    @Test
+    void theRequestersFirstWriteEstablishesThePassiveSideThroughTheDevice() throws Exception {
+        try (CmNet n = new CmNet(c -> c.cmResponseTimeout(18))) {
+            CmId[] ids = withoutRtu(n);
+            MemoryRegion src = n.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
+            MemoryRegion dst = n.pdB.allocateAndRegister(64, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            // the active side has the REP and sends: B's responder accepts the WRITE, and the device tells B's CM
+            ids[0].qp().postSend(new io.jroce.endpoint.SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src, 0, 8))
+                    .remote(dst.address(), dst.rkey()).signaled());
+            assertEquals(WcStatus.SUCCESS, n.cqA.poll(1, T.toMillis(), TimeUnit.MILLISECONDS).get(0).status());
+            assertEquals(ids[1], n.chB.expect(CmEventType.ESTABLISHED, T).id());
+            assertEquals(CmId.State.ESTABLISHED, ids[1].state());
+            assertEquals(1, n.cmB.counters().commEstablished());
         }
     }
 
