@@ -261,7 +261,8 @@ class CmCodecTest {
             assertThrows(IllegalArgumentException.class, () -> m.privateData(new byte[300], 0, a.privateDataLength() + 1));
             assertOutsideUntouched(b);
         }
-        assertNull(CmAttribute.of(0x0017)); // LAP
+        assertNull(CmAttribute.of(0x0017)); // SIDR_REQ (decoded by SidrReq, not a connection message)
+        assertNull(CmAttribute.of(0x0019)); // LAP
         assertNull(CmAttribute.of(0x000F));
         assertNull(CmAttribute.of(0x0001)); // ClassPortInfo
     }
