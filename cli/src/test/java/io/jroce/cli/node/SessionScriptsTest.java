@@ -321,7 +321,8 @@ public class SessionScriptsTest {
     void aVerbTheEndpointRefusesStopsTheSession() throws Exception {
         Result r = single(dir, "cq c\nqp q recv_wr=1\nmr b size=64\nrecv mr=b\nrecv mr=b\n");
         assertEquals(1, r.exit(), show(r));
-        assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":5: recv: receive queue of QP 0x11 is full (1 entries)"), r.err());
+        assertTrue(r.err().startsWith(dir.resolve("single.jroce") + ":5: recv: receive queue of QP 0x"), r.err());
+        assertTrue(r.err().matches("(?s).*:5: recv: receive queue of QP 0x[0-9a-f]+ is full \\(1 entries\\).*"), r.err());
         assertFalse(r.err().contains("\tat "), r.err());
     }
 
@@ -349,7 +350,7 @@ public class SessionScriptsTest {
                 query qp=u1
                 """.formatted(SessionHarness.A, SessionHarness.A));
         assertEquals(0, r.exit(), show(r));
-        assertTrue(r.out().contains("qp u1: QPN 0x000011, RTS, UD qkey 0x11111111"), r.out());
+        assertTrue(r.out().matches("(?s).*qp u1: QPN 0x[0-9a-f]{6}, RTS, UD qkey 0x11111111.*"), r.out());
         assertTrue(r.out().contains("query u1: UD qkey 0x11111111"), r.out());
         assertTrue(r.err().contains("drop_qkey=1") || r.out().contains("drop_qkey=1"), show(r));
         String[][] refused = {
