@@ -617,6 +617,7 @@ final class Transport {
         int len = buf.readableBytes();
         counters.packetsIn++;
         counters.bytesIn += len;
+        if (!config.access.admit(packet.sender().getAddress(), counters)) return; // before anything reads the datagram
         if (len >= SLOT) {
             counters.drop(DropReason.OVERSIZE); // may have been cut to the slot by the kernel
             return;
