@@ -178,7 +178,7 @@ public final class AccessList {
     boolean admit(InetAddress source, DeviceCounters counters) {
         if (prefixes.length == 0 || allows(source)) return true;
         counters.drop(DropReason.NOT_ALLOWED);
-        refused(source, "RoCE datagrams");
+        refused(source, "RoCE datagrams", "counted as drop_not_allowed, ");
         return false;
     }
 
@@ -187,6 +187,10 @@ public final class AccessList {
      * logged less than a minute ago. Thread-safe; callers refuse the source whatever this does.
      */
     public void refused(InetAddress source, String what) {
+        refused(source, what, "");
+    }
+
+    private void refused(InetAddress source, String what, String counted) {
         String key = IpText.of(source);
         long now = System.nanoTime();
         synchronized (lastLogged) {
@@ -194,8 +198,8 @@ public final class AccessList {
             if (last != null && now - last < LOG_INTERVAL_NANOS) return;
             lastLogged.put(key, now);
         }
-        log.warn("refused {} from {}: not in the allowed networks ({}); further ones from there are counted "
-                + "(drop_not_allowed) and logged again after a minute", what, key, text);
+        log.warn("refused {} from {}: not in the allowed networks ({}); further ones from there are {}logged again "
+                + "after a minute", what, key, text, counted);
     }
 
     /** How many sources the log-rate table remembers now (at most {@link #LOG_TABLE}). */

@@ -134,11 +134,12 @@ class FaultsIT {
         String jar = Jroce.jar().toAbsolutePath().toString();
         try (Partition p = Partition.after(4L << 20)) {
             long t0 = System.nanoTime();
-            Process server = Netns.start(work, NS_A, "server", java, "-jar", jar, "rping", "-s", "-a", ADDR_A, "-C", "150",
+            Process server = Netns.start(work, NS_A, "server", java, "-jar", jar, "rping", "-s", "-d", "-a", ADDR_A, "-C", "150",
                     "-S", "65535", "--jroce-extensions", extensions, "--counters");
             Pair pair = null;
             try {
                 long deadline = deadline(90);
+                waitForOutput("server", "rdma_listen", server, 60); // rping's debug line once it listens
                 while (pair == null) {
                     // as rping, the client gives up at once when nobody listens yet (REJ, reason 8): start it again
                     Process client = Netns.start(work, NS_B, "client", java, "-jar", jar, "rping", "-c", "-a", ADDR_A, "-I", ADDR_B,
@@ -669,6 +670,16 @@ class FaultsIT {
             if (Files.exists(out) && Files.readString(out).contains(text)) return (System.nanoTime() - since) / 1e6;
             if (System.nanoTime() > deadline) fail("no '" + text + "' from " + name + " within " + seconds + " s\n" + pair.describe());
             Thread.sleep(5);
+        }
+    }
+
+    /** Polls {@code name}'s output until it contains {@code text}, while {@code p} runs. */
+    private void waitForOutput(String name, String text, Process p, int seconds) throws Exception {
+        long deadline = deadline(seconds);
+        Path out = work.resolve(name + ".out");
+        while (!(Files.exists(out) && Files.readString(out).contains(text))) {
+            if (!p.isAlive() || System.nanoTime() > deadline) fail("no '" + text + "' from " + name + "\n" + Netns.output(work, name));
+            Thread.sleep(10);
         }
     }
 
