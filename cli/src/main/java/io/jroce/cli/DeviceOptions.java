@@ -1,7 +1,9 @@
 package io.jroce.cli;
 
+import io.jroce.cli.conn.OobListener;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.cli.metrics.MetricsOptions;
+import io.jroce.endpoint.AccessList;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.AgentMode;
 import io.jroce.endpoint.DeviceConfig;
@@ -52,6 +54,13 @@ public final class DeviceOptions {
 
     @Option(names = "--bind", paramLabel = "ADDR", description = BIND_HELP)
     String bind;
+
+    @Option(names = "--allow", paramLabel = "CIDR[,CIDR...]", description = "Accept RoCE datagrams (CM requests included) and TCP "
+            + "exchanges only from these networks, e.g. 10.0.0.0/8,fd00::/8 (a bare address is one host); anything else is dropped "
+            + "before it touches a QP, counted (drop_not_allowed) and logged at most once a minute per source. Default: all, as "
+            + "plain RoCE, which relies on an isolated network: on a shared one, any host that reaches UDP 4791 can send to a QP "
+            + "whose number it guesses and any host that reaches the TCP port can take a server's connection.")
+    String allow;
 
     @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", converter = Converters.PathMtu.class, description = MTU_HELP)
     Mtu mtu;
@@ -240,8 +249,21 @@ public final class DeviceOptions {
         return chaos;
     }
 
+    /** --allow, parsed (a bad network is a one-line usage error); {@link AccessList#ALL} without it. */
+    public AccessList allowed(CommandSpec spec) {
+        if (allow == null) return AccessList.ALL;
+        try {
+            return AccessList.parse(allow);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--allow: " + e.getMessage());
+        }
+    }
+
     private DeviceConfig base(CommandSpec spec, InetAddress local) {
         DeviceConfig config = new DeviceConfig(local);
+        AccessList allowed = allowed(spec);
+        config.allow(allowed);
+        OobListener.allow(config.allow()); // the TCP exchanges of this process's one device admit the same networks
         if (gso != null) config.gso(gso);
         config.ecn(ecn);
         if (socketBufferBytes != null) {

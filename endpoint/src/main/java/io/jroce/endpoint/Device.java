@@ -32,7 +32,7 @@ public final class Device implements AutoCloseable {
     /** The first shard: QP 1, the device-wide tasks ({@link #runOnLoop}); the only one by default. */
     private final Transport transport;
     private final Object qpnLock = new Object();
-    private int nextQpn = 0x11; // QPN 0 and 1 are the special QPs; guarded by qpnLock
+    private final QpnAllocator qpns = QpnAllocator.spread(); // guarded by qpnLock
     /** The Q_Key of QP 1, the GSI QP ({@code IB_QP1_QKEY}, include/rdma/ib_mad.h). */
     public static final int GSI_QKEY = 0x80010000;
     /** The GSI QP's number. */
@@ -57,7 +57,7 @@ public final class Device implements AutoCloseable {
                 }
                 shards.clearQps(false);
                 synchronized (qpnLock) {
-                    nextQpn = 0x11; // the warm-up's QPNs are handed out again
+                    qpns.rewind(); // the warm-up's QPNs are handed out again
                 }
             }
             shards.goLive();
@@ -148,8 +148,7 @@ public final class Device implements AutoCloseable {
         for (int tries = 0; tries < 0xFFFFFF; tries++) {
             int qpn;
             synchronized (qpnLock) {
-                qpn = nextQpn;
-                nextQpn = qpn >= 0xFFFFFF ? 0x11 : qpn + 1;
+                qpn = qpns.next();
             }
             Transport owner = shards.owner(qpn);
             QueuePair qp = owner.call(() -> {
@@ -199,6 +198,9 @@ public final class Device implements AutoCloseable {
     void removeQp(QueuePair qp) {
         qp.tx.removeQp(qp);
     }
+
+    /** The number the first QP created on this device gets (random per device: {@link QpnAllocator}). */
+    int firstQpn() { return qpns.start(); }
 
     /** On the loop of the shard that owns {@code qpn}. */
     QueuePair lookupQp(int qpn) {

@@ -25,6 +25,7 @@ public final class DeviceConfig {
     int eventLoops = 1;
     /** The default comes from the system property {@code jroce.agent} ({@code invoked} or {@code dedicated}). */
     AgentMode agentMode = "invoked".equalsIgnoreCase(System.getProperty("jroce.agent")) ? AgentMode.INVOKED : AgentMode.DEDICATED;
+    AccessList access = AccessList.ALL;
 
     public DeviceConfig(InetAddress address) {
         if (address == null || address.isAnyLocalAddress()) {
@@ -41,6 +42,18 @@ public final class DeviceConfig {
     }
 
     public DeviceConfig port(int v) { port = v; return this; }
+    /**
+     * The networks the device accepts RoCE datagrams from (CM MADs included); datagrams from elsewhere are dropped
+     * before anything else looks at them and counted ({@link DropReason#NOT_ALLOWED}). Default
+     * {@link AccessList#ALL}: any host that reaches the UDP port may send to any QP whose number it guesses. The
+     * device's own address is always allowed.
+     */
+    public DeviceConfig allow(AccessList v) {
+        if (v == null) throw new IllegalArgumentException("give AccessList.ALL to allow every source");
+        access = v.with(address);
+        return this;
+    }
+    public AccessList allow() { return access; }
     public DeviceConfig clock(Clock v) { clock = v; return this; }
     /** Most PSNs a QP may have unacknowledged (rdma_rxe: 128). */
     public DeviceConfig maxUnackedPsns(int v) {

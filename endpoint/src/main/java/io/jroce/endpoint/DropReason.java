@@ -36,5 +36,10 @@ public enum DropReason {
      * Read by one shard of a device with several event loops for a QP of another, whose handoff queue was full
      * (that loop is behind; a full socket buffer drops the same way).
      */
-    HANDOFF_OVERFLOW
+    HANDOFF_OVERFLOW,
+    /**
+     * From a source outside the device's allowed networks ({@link DeviceConfig#allow}): dropped before anything
+     * else looks at it. Not an IBA rule: RoCE relies on an isolated network; this is a device option.
+     */
+    NOT_ALLOWED
 }

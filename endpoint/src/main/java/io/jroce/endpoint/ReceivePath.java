@@ -21,7 +21,7 @@ import java.util.Arrays;
 
 /**
  * A shard's receive path (rdma_rxe's rxe_recv.c): every datagram the socket reads is checked and dispatched here,
- * in this order: its length (a datagram as long as the receive slot may have been cut), its sender's family, the
+ * in this order: its sender against the device's allowed networks, its length (a datagram as long as the receive slot may have been cut), its sender's family, the
  * shard that owns its destination QP (handed over when another does), the ICRC, the decode, then by opcode: a CNP
  * to its QP's congestion control, UD to {@link UdReceiver}, RC to its QP after the QP type, the sender and the
  * P_Key are checked; requests to the responder, responses to the completer. Whatever fails a check is dropped and
@@ -34,6 +34,8 @@ final class ReceivePath {
     private final UdReceiver udReceiver;
     private final DeviceCounters counters;
     private final PcapTap pcap;
+    /** The networks the device admits datagrams from ({@link DeviceConfig#allow}). */
+    private final AccessList access;
     private final boolean ipv6;
     private final int localAddr;
     private final byte[] localAddr16;
@@ -44,8 +46,9 @@ final class ReceivePath {
     private byte[] lastSource16 = new byte[16];
     private final Inbound inbound = new Inbound();
 
-    ReceivePath(Transport shard, QpTable qps, UdReceiver udReceiver, DeviceCounters counters, PcapTap pcap, boolean ipv6,
-                int localAddr, byte[] localAddr16) {
+    ReceivePath(Transport shard, QpTable qps, UdReceiver udReceiver, DeviceCounters counters, PcapTap pcap, AccessList access,
+                boolean ipv6, int localAddr, byte[] localAddr16) {
+        this.access = access;
         this.shard = shard;
         this.qps = qps;
         this.udReceiver = udReceiver;
@@ -87,6 +90,7 @@ final class ReceivePath {
         int len = buf.readableBytes();
         counters.packetsIn++;
         counters.bytesIn += len;
+        if (!access.admit(packet.sender().getAddress(), counters)) return; // before anything reads the datagram
         if (len >= UdpPort.SLOT) {
             counters.drop(DropReason.OVERSIZE); // may have been cut to the slot by the kernel
             return;

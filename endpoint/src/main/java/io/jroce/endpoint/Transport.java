@@ -101,7 +101,7 @@ final class Transport implements EngineContext {
         this.timers = new Timers(this);
         this.pcap = new PcapTap(pcapFile);
         UdReceiver ud = new UdReceiver(device, this, counters);
-        this.receive = new ReceivePath(this, qps, ud, counters, pcap, ipv6, localAddr, localAddr16);
+        this.receive = new ReceivePath(this, qps, ud, counters, pcap, config.access, ipv6, localAddr, localAddr16);
         this.port = new UdpPort(config, agent, epoll, ipv6, shards.count > 1, port, alloc, counters, receive.handler());
         this.transmit = new TransmitPath(this.port, alloc, counters, pcap, ipv6, localAddr, localAddr16);
         this.flow = new FlowBudget(this.port.receiveBufferBytes(), config.maxUnackedPsns);

@@ -125,12 +125,14 @@ class NegotiationTest {
             if (!f.isUdp()) continue;
             byte[] d = f.data();
             byte[] src = Arrays.copyOfRange(d, f.udpOffset() - 8, f.udpOffset() - 4); // IPv4 source (no options)
-            // the BTH (opcode, flags, P_Key, QPN, AckReq, PSN), an ACK's AETH, and the length: the memory addresses
-            // and keys in RETHs differ from run to run, the ICRC covers the IP ID
+            // the BTH (opcode, flags, P_Key, AckReq, PSN), an ACK's AETH, and the length: the memory addresses and
+            // keys in RETHs differ from run to run, the ICRC covers the IP ID, and the destination QPN (BTH bytes 5..7)
+            // too, since each device numbers its QPs from a random start
             int off = f.udpPayloadOffset();
             int op = d[off] & 0xFF;
             int head = op == 0x11 || op == 0x12 || op == 0x0d || op == 0x0f || op == 0x10 ? 16 : 12;
-            String pkt = HexFormat.of().formatHex(d, off, off + head) + " len " + f.udpPayloadLength();
+            String pkt = HexFormat.of().formatHex(d, off, off + 5) + "<qpn>" + HexFormat.of().formatHex(d, off + 8, off + head)
+                    + " len " + f.udpPayloadLength();
             (Arrays.equals(src, self) ? out : in).add(pkt);
         }
         List<String> all = new ArrayList<>(out);

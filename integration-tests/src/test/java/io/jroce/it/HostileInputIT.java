@@ -98,6 +98,14 @@ class HostileInputIT {
     final long seed = Long.getLong("jroce.seed", System.nanoTime());
     final Random rnd = new Random(seed);
 
+    /** A QP number in the upper half that no QP of the victim holds (its numbers start at a random point). */
+    int unknownQpn() {
+        while (true) {
+            int q = 0x800000 | rnd.nextInt(0x7FFFFF);
+            if (v.queuePairs().stream().noneMatch(qp -> qp.qpNum() == q)) return q;
+        }
+    }
+
     // victim memory: one arena, regions are slices with canary guards between them
     ByteBuffer arena;
     final List<int[]> guards = new ArrayList<>();
@@ -604,7 +612,7 @@ class HostileInputIT {
                     bth.padCount(payload + 1 + rnd.nextInt(3 - payload));
                     len = finish(hl, payload, 0, F_ADDR, fuzzPort());
                 }
-                case UNKNOWN_QPN -> len = request(REQUESTS[rnd.nextInt(REQUESTS.length)], 0x800000 | rnd.nextInt(0x7FFFFF), rnd.nextInt(),
+                case UNKNOWN_QPN -> len = request(REQUESTS[rnd.nextInt(REQUESTS.length)], unknownQpn(), rnd.nextInt(),
                         F_ADDR, fuzzPort());
                 case WRONG_SOURCE -> len = rnd.nextBoolean()
                         ? request(REQUESTS[rnd.nextInt(REQUESTS.length)], qpV.qpNum(), P_PSN + rnd.nextInt(64), F_ADDR, fuzzPort())

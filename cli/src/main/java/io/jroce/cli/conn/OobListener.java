@@ -1,5 +1,6 @@
 package io.jroce.cli.conn;
 
+import io.jroce.endpoint.AccessList;
 import io.jroce.wire.IpText;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,7 +41,18 @@ public final class OobListener {
     /** Connections whose first message is being read at once. */
     public static final int MAX_PENDING = 4;
 
+    /** The networks a listener accepts connections from (--allow); every other connection is closed at once. */
+    private static volatile AccessList allowed = AccessList.ALL;
+
     private OobListener() {
+    }
+
+    /**
+     * Admits TCP peers only from {@code list} from now on (a jroce command opens one device, whose --allow this is).
+     * A refused connection is closed before anything is read from it and takes no greeting slot.
+     */
+    public static void allow(AccessList list) {
+        allowed = list;
     }
 
     /** Reads and checks a connection's first message; an {@link IOException} marks the peer as not one of ours. */
@@ -158,7 +170,9 @@ public final class OobListener {
                     if (!server.isClosed()) events.offer(e);
                     return;
                 }
-                if (decided.get()) {
+                AccessList list = allowed;
+                if (decided.get() || !list.allows(s.getInetAddress())) {
+                    if (!decided.get()) list.refused(s.getInetAddress(), "a TCP connection to " + where);
                     close(s);
                     slots.release();
                     continue;
