@@ -13,6 +13,8 @@ import io.jroce.wire.mad.CmRep;
 import io.jroce.wire.mad.CmReq;
 import io.jroce.wire.mad.CmaHeader;
 import io.jroce.wire.mad.MadHeader;
+import io.jroce.wire.mad.SidrRep;
+import io.jroce.wire.mad.SidrReq;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
@@ -40,6 +42,8 @@ final class CmDecode {
     private final CmMra mra = new CmMra();
     private final CmDreq dreq = new CmDreq();
     private final CmaHeader cma = new CmaHeader();
+    private final SidrReq sidrReq = new SidrReq();
+    private final SidrRep sidrRep = new SidrRep();
 
     /**
      * Adds {@code cm} (a CM message) or {@code mad} (another management class) to the record for a UD SEND to QP 1
@@ -56,6 +60,11 @@ final class CmDecode {
         mad.setBytes(0, p.buffer(), p.payloadOffset(), len);
         mad.writerIndex(MadHeader.MAD_SIZE);
         header.wrap(mad, 0);
+        if (header.mgmtClass() == MadHeader.MGMT_CLASS_CM
+                && (header.attributeId() == SidrReq.ATTRIBUTE_ID || header.attributeId() == SidrRep.ATTRIBUTE_ID)) {
+            r.put("cm", sidr(p));
+            return;
+        }
         CmAttribute attribute = CmAttribute.of(header.attributeId());
         if (header.mgmtClass() != MadHeader.MGMT_CLASS_CM || attribute == null) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -110,6 +119,52 @@ final class CmDecode {
         }
         putLength(m, p);
         r.put("cm", m);
+    }
+
+    /**
+     * A service ID resolution request or reply (IBA 12.11, rdma_cm's UDP port space): the request ID that pairs
+     * them, and the service ID (with the port it encodes) or the answer: status, QPN and Q_Key.
+     */
+    private Map<String, Object> sidr(RocePacket p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        boolean request = header.attributeId() == SidrReq.ATTRIBUTE_ID;
+        m.put("msg", request ? "SIDR_REQ" : "SIDR_REP");
+        m.put("tid", Unsigned.u64(header.transactionId()));
+        long sid;
+        if (request) {
+            sidrReq.wrap(mad, 0);
+            m.put("request_id", Unsigned.u32(sidrReq.requestId()));
+            m.put("pkey", Unsigned.u16(sidrReq.pkey()));
+            sid = sidrReq.serviceId();
+        } else {
+            sidrRep.wrap(mad, 0);
+            m.put("request_id", Unsigned.u32(sidrRep.requestId()));
+            named(m, "status", sidrRep.status(), sidrStatusName(sidrRep.status()));
+            m.put("qpn", Unsigned.u24(sidrRep.qpn()));
+            m.put("qkey", Unsigned.u32(sidrRep.qkey()));
+            sid = sidrRep.serviceId();
+        }
+        m.put("service_id", Unsigned.u64(sid));
+        int ps = CmaHeader.portSpace(sid);
+        if (ps >= 0) {
+            m.put("ps", psName(ps));
+            m.put("port", CmaHeader.port(sid));
+        }
+        putLength(m, p);
+        return m;
+    }
+
+    /** SIDR_REP status names (IBA 12.11.2 Table 121). */
+    static String sidrStatusName(int status) {
+        return switch (status) {
+            case SidrRep.SUCCESS -> "VALID";
+            case SidrRep.UNSUPPORTED -> "SERVICE_ID_NOT_SUPPORTED";
+            case SidrRep.REJECT -> "REJECTED";
+            case SidrRep.NO_QP -> "NO_QP";
+            case SidrRep.REDIRECT -> "REDIRECT";
+            case SidrRep.UNSUPPORTED_VERSION -> "VERSION_NOT_SUPPORTED";
+            default -> "RESERVED_" + status;
+        };
     }
 
     private void putReq(Map<String, Object> m) {

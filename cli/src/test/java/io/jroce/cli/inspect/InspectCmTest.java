@@ -168,6 +168,28 @@ class InspectCmTest {
         assertTrue(l.get(3).endsWith(" payload_len=20 icrc=ok"), l.get(3));
     }
 
+    @Test
+    void sidrRequestAndReplyAreDecoded(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("sidr.pcap");
+        ByteBuf mad = Unpooled.buffer(256, 256).writerIndex(256);
+        try (PcapWriter w = new PcapWriter(file)) {
+            // rdma_cm's UDP port space: service ID 0x0000000001110000 | port (udaddy's 7174)
+            new io.jroce.wire.mad.SidrReq().wrap(mad, 0).init(0x31).requestId(0x1234).pkey(0xFFFF).serviceId(0x0000000001111C06L);
+            send(w, 1, mad, 256);
+            mad.setZero(0, 256);
+            new io.jroce.wire.mad.SidrRep().wrap(mad, 0).init(0x31).requestId(0x1234).status(io.jroce.wire.mad.SidrRep.REJECT)
+                    .qpn(0).serviceId(0x0000000001111C06L).qkey(0x01234567);
+            send(w, 2, mad, 256);
+        }
+        Cli.Result r = Cli.run("inspect", file.toString());
+        assertEquals(0, r.exit(), r.out() + r.err());
+        List<String> l = r.outLines();
+        assertTrue(l.get(0).contains(" cm[SIDR_REQ tid=0x0000000000000031 request_id=0x00001234 pkey=0xffff "
+                + "service_id=0x0000000001111c06 ps=UDP port=7174]"), l.get(0));
+        assertTrue(l.get(1).contains(" cm[SIDR_REP tid=0x0000000000000031 request_id=0x00001234 status=REJECTED (2) "
+                + "qpn=0x000000 qkey=0x01234567 service_id=0x0000000001111c06 ps=UDP port=7174]"), l.get(1));
+    }
+
     /** Real rdma_rxe CM traffic (testdata/rxe-cm/cm_*.pcap, recorded on the lab's bridge between two rxe guests). */
     private static List<String> cmLines(String file, int packets) {
         Cli.Result r = Cli.run("inspect", TestData.file(file).toString());
