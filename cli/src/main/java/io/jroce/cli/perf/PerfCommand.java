@@ -40,7 +40,8 @@ import java.util.concurrent.Callable;
                     + "Without HOST: server (waits for one client on TCP -p); with HOST: client.",
             "Interoperates with ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and their _lat variants; "
                     + "peers on rxe need '-x <index of their RoCEv2 GID of our IP version>' (e.g. -x 1 for IPv4).",
-            "Exit status: 0 on success, 1 on failure, 2 on bad usage."
+            "Exit status: 0 on success, 1 on a failure at run time (the peer did not answer within --timeout, a completion error), "
+                    + "2 on bad usage or an argument that cannot be used (an address not of this machine, a port in use, a file that cannot be written)."
         })
 public final class PerfCommand implements Callable<Integer>, OptionHelp {
     enum Verb { SEND, WRITE, READ, ATOMIC }
