@@ -111,6 +111,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     IbDevice ibDevice = new IbDevice();
 
     @Mixin
+    io.jroce.cli.Verbosity verbosity = new io.jroce.cli.Verbosity();
+
+    @Mixin
     PeerWaits waits = new PeerWaits();
 
     @Mixin
@@ -155,6 +158,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Integer call() throws Exception {
+        verbosity.apply();
         Test test = switch (verb) {
             case SEND -> lat ? Test.SEND_LAT : Test.SEND_BW;
             case WRITE -> lat ? Test.WRITE_LAT : Test.WRITE_BW;

@@ -117,6 +117,9 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     IbDevice ibDevice = new IbDevice();
 
     @Mixin
+    io.jroce.cli.Verbosity verbosity = new io.jroce.cli.Verbosity();
+
+    @Mixin
     PeerWaits waits = new PeerWaits();
 
     @Mixin
@@ -140,6 +143,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Integer call() throws Exception {
+        verbosity.apply();
         out = spec.commandLine().getOut();
         Params p = validate();
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");
