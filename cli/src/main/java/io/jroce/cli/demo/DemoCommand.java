@@ -140,8 +140,15 @@ public final class DemoCommand implements Callable<Integer> {
             try {
                 Files.createDirectories(pcap);
             } catch (IOException e) {
-                throw usage("--pcap: cannot create directory " + pcap + ": " + e.getMessage());
+                // the exception's message is often the path itself: say why instead
+                String why = e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name exists"
+                        : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                        : e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
+                        : e.getClass().getSimpleName();
+                throw usage("--pcap: cannot create directory " + pcap + ": " + why);
             }
+            String why = io.jroce.cli.DeviceOptions.unwritable(pcap.resolve("node-a.pcap"));
+            if (why != null) throw usage("--pcap: " + why);
         }
         PrintWriter out = spec.commandLine().getOut();
         Path work = Files.createTempDirectory("jroce-demo");
