@@ -31,7 +31,7 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * The options of the commands that open one RoCE device ({@code perf}, {@code pingpong}, {@code node}): its
+ * The options of the commands that open one RoCE device ({@code perf}, {@code pingpong}, {@code rping}, {@code node}): its
  * address, path MTU, capture, fault injection, tail-loss probe and counters. Each command decides what an
  * absent --bind or --mtu means ({@link #bind}, {@link #mtu}).
  */

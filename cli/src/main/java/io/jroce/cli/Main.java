@@ -25,8 +25,9 @@ import java.util.Properties;
 import java.util.concurrent.Callable;
 
 /**
- * The {@code jroce} command. Exit codes: 0 success, 1 failure (the command ran but found problems or failed),
- * 2 usage error (bad arguments, unreadable input), each with one line on stderr.
+ * The {@code jroce} command. Exit codes, the same for every command: 0 success, 1 failure at run time (the command
+ * ran but found problems or failed), 2 usage error (bad arguments, or arguments that cannot be used: an address not
+ * of this machine, a port in use, a file that cannot be written or read), each with one line on stderr.
  *
  * <p>To add a subcommand, write a picocli {@code @Command} class in a package of its own and list it in
  * {@code subcommands} below.
@@ -35,6 +36,11 @@ import java.util.concurrent.Callable;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "A software RoCEv2 endpoint (InfiniBand RC over UDP 4791).",
+        footer = {
+            "'jroce help COMMAND' or 'jroce COMMAND --help' describes one command.",
+            "Exit status of every command: 0 success, 1 a failure at run time, 2 bad usage or an argument that cannot be "
+                    + "used (an address not of this machine, a port in use, a file that cannot be written)."
+        },
         subcommands = {
             InspectCommand.class,
             DemoCommand.class,

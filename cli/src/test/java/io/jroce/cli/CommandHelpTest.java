@@ -148,6 +148,22 @@ class CommandHelpTest {
         assertTrue(optionHelp("perf", "--tail-probe").contains("Default: 0"), optionHelp("perf", "--tail-probe"));
     }
 
+    @Test
+    void theOptionsCToolUsersTypeFirstExist() {
+        CommandLine root = Main.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()));
+        Map<String, List<String>> expected = Map.of(
+                "perf", List.of("-d", "--ib-dev", "-i", "-a", "--all", "--report_gbits", "-F", "-v", "--verbose", "--timeout"),
+                "pingpong", List.of("-d", "--ib-dev", "-i", "-v", "--verbose", "--timeout"),
+                "node", List.of("-v", "--verbose"),
+                "rping", List.of("-h", "--help", "-V", "-v"));
+        expected.forEach((cmd, options) -> {
+            for (String o : options) {
+                assertTrue(root.getSubcommands().get(cmd).getCommandSpec().findOption(o) != null, cmd + " " + o);
+            }
+        });
+        assertTrue(optionHelp("perf", "-d").contains("--bind"), optionHelp("perf", "-d"));
+    }
+
     /** The help text of one option of one command, as the usage message shows it (joined lines). */
     private static String optionHelp(String cmd, String option) {
         CommandLine root = Main.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()));

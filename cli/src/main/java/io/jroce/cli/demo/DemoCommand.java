@@ -48,7 +48,8 @@ import java.util.stream.Stream;
             "With --in-process: a self-test, both nodes in this JVM, every operation at every size from 0 bytes to 1 MiB "
                     + "verified; it reports pass or fail and the counters. It measures no performance: that is 'jroce perf' "
                     + "between two processes.",
-            "Exit status: 0 if both sessions met every expectation (or every transfer verified), 1 otherwise, 2 on bad usage."
+            "Exit status: 0 if both sessions met every expectation (or every transfer verified), 1 otherwise, "
+                    + "2 on bad usage or an argument that cannot be used (an address not of this machine, a port in use, a file that cannot be written)."
         })
 public final class DemoCommand implements Callable<Integer> {
     /** How long a node may run on after its peer failed: it is probably waiting for that peer. */
@@ -139,8 +140,15 @@ public final class DemoCommand implements Callable<Integer> {
             try {
                 Files.createDirectories(pcap);
             } catch (IOException e) {
-                throw usage("--pcap: cannot create directory " + pcap + ": " + e.getMessage());
+                // the exception's message is often the path itself: say why instead
+                String why = e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name exists"
+                        : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                        : e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
+                        : e.getClass().getSimpleName();
+                throw usage("--pcap: cannot create directory " + pcap + ": " + why);
             }
+            String why = io.jroce.cli.DeviceOptions.unwritable(pcap.resolve("node-a.pcap"));
+            if (why != null) throw usage("--pcap: " + why);
         }
         PrintWriter out = spec.commandLine().getOut();
         Path work = Files.createTempDirectory("jroce-demo");

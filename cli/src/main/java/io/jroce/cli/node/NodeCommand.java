@@ -47,7 +47,8 @@ import java.util.concurrent.Callable;
             "The language is described by 'help' at the prompt ('help COMMAND' for one command); without a terminal, e.g. "
                     + "'echo help | jroce node --bind 127.0.0.1'.",
             "Exit status: 0 if every expectation was met, 1 if one failed or the run failed, 2 for a usage or script "
-                    + "error (reported with line and column before any traffic), or the status given to 'exit'."
+                    + "error (reported with line and column before any traffic) or an argument that cannot be used (an address "
+                    + "not of this machine, a port in use, a file that cannot be written), or the status given to 'exit'."
         })
 public final class NodeCommand implements Callable<Integer>, OptionHelp {
     public static final int DEFAULT_TCP_PORT = JroceHandshake.DEFAULT_PORT;

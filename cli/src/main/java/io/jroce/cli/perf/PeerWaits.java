@@ -50,7 +50,6 @@ final class PeerWaits {
 
     /** A wait that ran out, as the user sees it: naming the option that sets it. */
     IOException named(PeerTimeout e) {
-        return new IOException(e.getMessage() + " (--timeout " + Converters.seconds(timeout) + (given == null ? ", the default" : "")
-                + "; give a longer --timeout to wait more)", e);
+        return new IOException(e.getMessage() + " (--timeout " + Converters.seconds(timeout) + (given == null ? ", the default" : "") + ")", e);
     }
 }

@@ -41,7 +41,8 @@ import java.util.concurrent.Callable;
                     + "Without HOST: server (waits for one client on TCP -p); with HOST: client.",
             "Interoperates with ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and their _lat variants; "
                     + "peers on rxe need '-x <index of their RoCEv2 GID of our IP version>' (e.g. -x 1 for IPv4).",
-            "Exit status: 0 on success, 1 on failure, 2 on bad usage."
+            "Exit status: 0 on success, 1 on a failure at run time (the peer did not answer within --timeout, a completion error), "
+                    + "2 on bad usage or an argument that cannot be used (an address not of this machine, a port in use, a file that cannot be written)."
         })
 public final class PerfCommand implements Callable<Integer>, OptionHelp {
     enum Verb { SEND, WRITE, READ, ATOMIC }
@@ -111,6 +112,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     IbDevice ibDevice = new IbDevice();
 
     @Mixin
+    io.jroce.cli.Verbosity verbosity = new io.jroce.cli.Verbosity();
+
+    @Mixin
     PeerWaits waits = new PeerWaits();
 
     @Mixin
@@ -156,6 +160,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Integer call() throws Exception {
+        verbosity.apply();
         Test test = switch (verb) {
             case SEND -> lat ? Test.SEND_LAT : Test.SEND_BW;
             case WRITE -> lat ? Test.WRITE_LAT : Test.WRITE_BW;

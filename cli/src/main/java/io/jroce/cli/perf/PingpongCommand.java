@@ -68,7 +68,8 @@ import java.util.concurrent.TimeUnit;
             "RC SEND ping-pong compatible with ibv_rc_pingpong. Without HOST: server (waits for one client on TCP -p); "
                     + "with HOST: client (connects to HOST, sends first). With --ud: UD SEND ping-pong compatible with ibv_ud_pingpong.",
             "Peers on rxe need '-g <index of their IPv4 GID>', e.g. 'ibv_rc_pingpong -d rxe0 -g 1'.",
-            "Exit status: 0 on success, 1 on failure, 2 on bad usage."
+            "Exit status: 0 on success, 1 on a failure at run time (the peer did not answer within --timeout, a completion error), "
+                    + "2 on bad usage or an argument that cannot be used (an address not of this machine, a port in use, a file that cannot be written)."
         })
 public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     static final int PAGE_SIZE = 4096;
@@ -117,6 +118,9 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
     IbDevice ibDevice = new IbDevice();
 
     @Mixin
+    io.jroce.cli.Verbosity verbosity = new io.jroce.cli.Verbosity();
+
+    @Mixin
     PeerWaits waits = new PeerWaits();
 
     @Mixin
@@ -141,6 +145,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Integer call() throws Exception {
+        verbosity.apply();
         out = spec.commandLine().getOut();
         Params p = validate();
         InetAddress peerHost = host == null ? null : DeviceOptions.address(spec, host, "HOST");

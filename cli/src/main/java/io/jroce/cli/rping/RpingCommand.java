@@ -39,7 +39,8 @@ import java.util.concurrent.Callable;
             "rping over the RDMA connection manager: -s waits for one client on -p, -c connects to -a. Each ping: the client "
                     + "advertises a buffer, the server RDMA READs it and RDMA WRITEs it back into a second one.",
             "Interoperates with rdma-core's rping (rping -s / rping -c -a ADDR) on rdma_rxe and NICs.",
-            "Exit status: 0 on success, 1 on failure (including a rejected or unanswered connect), 2 on bad usage."
+            "Exit status: 0 on success, 1 on failure (including a rejected or unanswered connect), "
+                    + "2 on bad usage or an argument that cannot be used (an address not of this machine, a port in use, a file that cannot be written)."
         })
 public final class RpingCommand implements Callable<Integer>, OptionHelp {
     /** rping's default port. */
