@@ -44,6 +44,8 @@ struct jv_context {
 /* jv_device.c */
 struct jv_device *jv_device_get(void);
 struct jv_context *jv_ctx(struct ibv_context *context);
+/* jv_verbs.c: the data-path verbs verbs.h inlines through context->ops */
+void jv_install_ops(struct ibv_context_ops *ops);
 
 /* jv_log.c: messages on stderr, prefixed "jroce: "; JROCE_VERBS_LOG=debug adds tracing */
 void jv_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -271,6 +271,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	v->query_device_ex = query_device_ex;
 	struct ibv_context *ctx = &v->context;
 	ctx->device = device;
+	jv_install_ops(&ctx->ops);
 	ctx->cmd_fd = -1;
 	/* a real descriptor, so a program may poll it or make it non-blocking; no async event is raised yet */
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
