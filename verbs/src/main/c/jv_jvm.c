@@ -105,6 +105,7 @@ static int look_up_methods(JNIEnv *env)
 		{ &jv_java.poll_cq, "pollCq", "(ILjava/nio/ByteBuffer;I)I" },
 		{ &jv_java.arm_cq, "armCq", "(IZ)V" },
 		{ &jv_java.watch_cq, "watchCq", "(IJ)V" },
+		{ &jv_java.create_ah, "createAh", "(I[B)I" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if ((*all[i].m = method(env, all[i].name, all[i].sig)) == NULL)

@@ -14,3 +14,64 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	(void)qp;
 	return NULL;
 }
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	(void)pd;
+	(void)attr;
+	errno = JV_UNSUPPORTED("ibv_create_srq (shared receive queues)", EOPNOTSUPP);
+	return NULL;
+}
+
+int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	(void)srq;
+	return JV_UNSUPPORTED("ibv_destroy_srq (shared receive queues)", EOPNOTSUPP);
+}
+
+int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return JV_UNSUPPORTED("ibv_attach_mcast (multicast)", EOPNOTSUPP);
+}
+
+int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return JV_UNSUPPORTED("ibv_detach_mcast (multicast)", EOPNOTSUPP);
+}
+
+/* The JVM in the process makes fork() after the verbs start a copy without its threads: a child must
+ * not use the verbs. Nothing to mark per range (the memory is ordinary process memory). */
+int ibv_fork_init(void)
+{
+	return 0;
+}
+
+int ibv_dontfork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+int ibv_dofork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr, uint8_t eth_mac[6],
+				uint16_t *vid)
+{
+	(void)context;
+	(void)attr;
+	(void)eth_mac;
+	(void)vid;
+	return JV_UNSUPPORTED("ibv_resolve_eth_l2_from_gid (the kernel resolves no neighbours for jroce)", EOPNOTSUPP);
+}

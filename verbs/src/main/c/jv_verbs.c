@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,9 @@ struct jv_wire_send {
 	uint64_t remote_addr;
 	uint32_t rkey, pad;
 	uint64_t compare_add, swap;
+	uint32_t ah, remote_qpn, remote_qkey, pad2; /* UD: the address handle's handle, or JV_NO_AH */
 };
+#define JV_NO_AH 0xffffffffu
 struct jv_wire_sge {
 	uint64_t addr;
 	uint32_t length, lkey;
@@ -33,7 +36,7 @@ struct jv_wire_wc {
 	uint32_t status, opcode, vendor_err, byte_len, imm_or_inv, qp_num, src_qp, wc_flags;
 	uint64_t pad;
 };
-_Static_assert(sizeof(struct jv_wire_send) == 56, "NativeVerbs.WR_HEADER");
+_Static_assert(sizeof(struct jv_wire_send) == 72, "NativeVerbs.WR_HEADER");
 _Static_assert(sizeof(struct jv_wire_sge) == 16, "NativeVerbs.SGE_BYTES");
 _Static_assert(sizeof(struct jv_wire_recv) == 16, "NativeVerbs.RECV_HEADER");
 _Static_assert(sizeof(struct jv_wire_wc) == 48, "NativeVerbs.WC_BYTES");
@@ -230,6 +233,10 @@ static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 					     (jint)num_entries);
 	if (jv_exception(env, "ibv_poll_cq"))
 		return -1;
+	/* A program spins on an empty CQ; the endpoint's event loop, which makes the completions, is another
+	 * thread of this process: on a busy host give it the CPU rather than spin it out. */
+	if (n == 0)
+		sched_yield();
 	for (jint i = 0; i < n; i++) {
 		memset(&wc[i], 0, sizeof(wc[i]));
 		wc[i].wr_id = w[i].wr_id;
@@ -457,10 +464,18 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			s->rkey = w->wr.atomic.rkey;
 			s->compare_add = w->wr.atomic.compare_add;
 			s->swap = w->wr.atomic.swap;
+		} else if (qp->qp_type == IBV_QPT_UD) {
+			if (w->wr.ud.ah == NULL)
+				return EINVAL;
+			s->ah = w->wr.ud.ah->handle;
+			s->remote_qpn = w->wr.ud.remote_qpn;
+			s->remote_qkey = w->wr.ud.remote_qkey;
 		} else {
 			s->remote_addr = w->wr.rdma.remote_addr;
 			s->rkey = w->wr.rdma.rkey;
 		}
+		if (qp->qp_type != IBV_QPT_UD)
+			s->ah = JV_NO_AH;
 		p += sizeof(*s);
 		for (int i = 0; i < w->num_sge; i++, p += sizeof(struct jv_wire_sge)) {
 			struct jv_wire_sge *g = (struct jv_wire_sge *)p;
@@ -512,6 +527,85 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 	if (!err)
 		*bad_wr = NULL;
 	return err;
+}
+
+/* ------------------------------------------------------------------------------------------ AH */
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	JV_ENV_OR(NULL);
+	if (!attr->is_global) {
+		errno = EINVAL; /* RoCE routes by the GID: an address without a GRH names no one */
+		return NULL;
+	}
+	struct ibv_ah *ah = calloc(1, sizeof(*ah));
+	jbyteArray dgid = (*env)->NewByteArray(env, 16);
+	if (ah == NULL || dgid == NULL) {
+		(*env)->ExceptionClear(env);
+		free(ah);
+		errno = ENOMEM;
+		return NULL;
+	}
+	(*env)->SetByteArrayRegion(env, dgid, 0, 16, (const jbyte *)attr->grh.dgid.raw);
+	jint h = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.create_ah, (jint)pd->handle, dgid);
+	int err = jv_exception(env, "ibv_create_ah");
+	(*env)->DeleteLocalRef(env, dgid);
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	ah->context = pd->context;
+	ah->pd = pd;
+	ah->handle = (uint32_t)h;
+	return ah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	JV_ENV_OR(errno);
+	release(env, ah->handle);
+	free(ah);
+	return 0;
+}
+
+/*
+ * The way back to a UD sender: its address from the receive buffer's 40-byte GRH area. Over RoCE v2 the
+ * area holds the packet's IP header: IPv6 fills it (source address at bytes 8..23); an IPv4 header takes
+ * its last 20 bytes (source address at bytes 32..35), as rdma_rxe writes it (rxe_recv.c, rxe_resp.c).
+ */
+int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh,
+			struct ibv_ah_attr *ah_attr)
+{
+	const struct jv_device *d = jv_ctx(context)->device;
+	const uint8_t *g = (const uint8_t *)grh;
+
+	if (wc->status != IBV_WC_SUCCESS || !(wc->wc_flags & IBV_WC_GRH) || port_num != 1)
+		return EINVAL;
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->is_global = 1;
+	ah_attr->port_num = port_num;
+	ah_attr->grh.sgid_index = JV_GID_ADDRESS;
+	ah_attr->grh.hop_limit = 0xff;
+	if (d->family == AF_INET) {
+		ah_attr->grh.dgid.raw[10] = 0xff;
+		ah_attr->grh.dgid.raw[11] = 0xff;
+		memcpy(&ah_attr->grh.dgid.raw[12], g + 32, 4);
+	} else {
+		memcpy(ah_attr->grh.dgid.raw, g + 8, 16);
+	}
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr attr;
+	int err = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &attr);
 }
 
 void jv_install_ops(struct ibv_context_ops *ops)

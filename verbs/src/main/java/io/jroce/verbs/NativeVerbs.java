@@ -1,5 +1,6 @@
 package io.jroce.verbs;
 
+import io.jroce.endpoint.AddressHandle;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
@@ -56,6 +57,7 @@ public final class NativeVerbs {
         Object o = HANDLES.remove(handle);
         if (o instanceof QueuePair qp) qp.destroy();
         else if (o instanceof MemoryRegion mr) mr.deregister();
+        else if (o instanceof AddressHandle ah) ah.destroy();
     }
 
     // ---------------------------------------------------------------------------------- PD, MR, CQ
@@ -78,6 +80,11 @@ public final class NativeVerbs {
 
     public static int createCq(int depth) {
         return HANDLES.add(new Cq(device().createCq(depth)));
+    }
+
+    /** {@code ibv_create_ah}: to the address a RoCE v2 GID names, on UDP 4791. */
+    public static int createAh(int pd, byte[] dgid) {
+        return HANDLES.add(HANDLES.get(pd, ProtectionDomain.class).createAh(Gid.of(dgid).toInetAddress()));
     }
 
     // ---------------------------------------------------------------------------------- QP
@@ -162,10 +169,11 @@ public final class NativeVerbs {
 
     /**
      * One send WR in the buffer: wr_id (8), opcode (4, IBV_WR_*), send_flags (4), num_sge (4), imm_data (4,
-     * network order) or invalidate_rkey (host order), remote_addr (8), rkey (4), pad (4), compare_add (8), swap (8); then num_sge
-     * times addr (8), length (4), lkey (4).
+     * network order) or invalidate_rkey (host order), remote_addr (8), rkey (4), pad (4), compare_add (8), swap (8),
+     * UD: address handle (4, -1 for none), remote_qpn (4), remote_qkey (4), pad (4); then num_sge times addr (8),
+     * length (4), lkey (4).
      */
-    static final int WR_HEADER = 56;
+    static final int WR_HEADER = 72;
     static final int SGE_BYTES = 16;
     private static final WrOpcode[] WR_OPCODES = {
         WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.SEND, WrOpcode.SEND_WITH_IMM,
@@ -189,6 +197,8 @@ public final class NativeVerbs {
                     .compareAdd(b.getLong(at + 40)).swap(b.getLong(at + 48))
                     .sgl(sges(b, at + WR_HEADER, nsge));
             if (op == WrOpcode.SEND_WITH_INV) wr.invalidateRkey(b.getInt(at + 20));
+            int ah = b.getInt(at + 56);
+            if (ah != -1) wr.ud(HANDLES.get(ah, AddressHandle.class), b.getInt(at + 60), b.getInt(at + 64));
             at += WR_HEADER + nsge * SGE_BYTES;
             if (first == null) first = wr; else last.next(wr);
             last = wr;
