@@ -52,12 +52,29 @@ static int find_libjvm(char *out, size_t len)
 	return -1;
 }
 
+/* JROCE_CLASSPATH, else JROCE_JAR, else jroce-verbs.jar in the directory above this library's (the build
+ * puts the library in verbs/target/native/ and the jar in verbs/target/). */
 static const char *class_path(void)
 {
+	static char beside[PATH_MAX];
 	const char *cp = getenv("JROCE_CLASSPATH");
 	if (cp == NULL || *cp == '\0')
 		cp = getenv("JROCE_JAR");
-	return cp != NULL && *cp != '\0' ? cp : NULL;
+	if (cp != NULL && *cp != '\0')
+		return cp;
+	Dl_info self;
+	if (dladdr((void *)class_path, &self) == 0 || self.dli_fname == NULL)
+		return NULL;
+	char lib[PATH_MAX];
+	if (realpath(self.dli_fname, lib) == NULL)
+		return NULL;
+	char *slash = strrchr(lib, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = '\0';
+	if (snprintf(beside, sizeof(beside), "%s/../jroce-verbs.jar", lib) >= (int)sizeof(beside) || access(beside, R_OK) != 0)
+		return NULL;
+	return beside;
 }
 
 /* Splits JROCE_JAVA_OPTS on spaces into extra VM options. */
@@ -126,7 +143,7 @@ static void *start_vm(void *p)
 
 	a->err = ENOSYS;
 	if (cp == NULL) {
-		jv_warn("set JROCE_JAR to jroce's jar (or JROCE_CLASSPATH to a class path) to run the verbs");
+		jv_warn("no jroce-verbs.jar beside the library's directory: set JROCE_JAR to it (or JROCE_CLASSPATH to a class path)");
 		return NULL;
 	}
 	if (find_libjvm(libjvm, sizeof(libjvm)) != 0) {

@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A verbs tool run as server and client, each process with its own jroce device through this module's
  * library. The two addresses are drawn from 127/8 at random (seeded; the seed is printed) so that parallel
- * builds on one host do not share UDP 4791, and the tools' TCP exchange port is a free one. The client
+ * builds on one host do not share UDP 4791, and the tools' TCP exchange port is a free one. Either side may
+ * instead be a Java command ({@link #jroce}), which ignores the library. The client
  * starts once the server listens on that port (its device is open by then).
  */
 final class ToolPair {
@@ -45,6 +46,13 @@ final class ToolPair {
 
     /** Runs {@code args} on both sides, the client with the server's address appended; both must end in time. */
     Result run(List<String> args, long timeoutSeconds) throws Exception {
+        List<String> clientArgs = new ArrayList<>(args);
+        clientArgs.add(serverAddress);
+        return run(args, clientArgs, timeoutSeconds);
+    }
+
+    /** Runs the two commands as given (the client's names the server); both must end in time. */
+    Result run(List<String> args, List<String> clientArgs, long timeoutSeconds) throws Exception {
         Map<String, String> env = new HashMap<>();
         env.put("JROCE_CLASSPATH", System.getProperty("java.class.path"));
         Path serverLog = Files.createTempFile("jroce-tool-server", ".log");
@@ -56,8 +64,6 @@ final class ToolPair {
             s = Tools.start(env, serverLog, args.toArray(String[]::new));
             awaitListening(s, serverLog);
             env.put("JROCE_ADDR", clientAddress);
-            List<String> clientArgs = new ArrayList<>(args);
-            clientArgs.add(serverAddress);
             c = Tools.start(env, clientLog, clientArgs.toArray(String[]::new));
             boolean clientDone = c.waitFor(timeoutSeconds, TimeUnit.SECONDS);
             boolean serverDone = s.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
@@ -73,6 +79,14 @@ final class ToolPair {
             Files.deleteIfExists(serverLog);
             Files.deleteIfExists(clientLog);
         }
+    }
+
+    /** The jroce command (the cli module, from this test's class path) with {@code args}. */
+    static List<String> jroce(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), "io.jroce.cli.Main"));
+        cmd.addAll(List.of(args));
+        return cmd;
     }
 
     /** Waits until a TCP socket listens on the port (/proc/net/tcp, state 0A), or the server ends. */
