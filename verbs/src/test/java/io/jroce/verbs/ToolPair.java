@@ -19,7 +19,7 @@ import java.util.concurrent.locks.LockSupport;
  * A verbs tool run as server and client, each process with its own jroce device through this module's
  * library. The two addresses are drawn from 127/8 at random (seeded; the seed is printed) so that parallel
  * builds on one host do not share UDP 4791, and the tools' TCP exchange port is a free one. Either side may
- * instead be a Java command ({@link #jroce}), which ignores the library. The client
+ * instead be a Java command ({@link #jroce}), started without the library's environment. The client
  * starts once the server listens on that port (its device is open by then).
  */
 final class ToolPair {
@@ -61,10 +61,10 @@ final class ToolPair {
         Process c = null;
         try {
             env.put("JROCE_ADDR", serverAddress);
-            s = Tools.start(env, serverLog, args.toArray(String[]::new));
+            s = Tools.start(env, serverLog, !isJava(args), args.toArray(String[]::new));
             awaitListening(s, serverLog);
             env.put("JROCE_ADDR", clientAddress);
-            c = Tools.start(env, clientLog, clientArgs.toArray(String[]::new));
+            c = Tools.start(env, clientLog, !isJava(clientArgs), clientArgs.toArray(String[]::new));
             boolean clientDone = c.waitFor(timeoutSeconds, TimeUnit.SECONDS);
             boolean serverDone = s.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
             if (!clientDone) c.destroyForcibly().waitFor();
@@ -79,6 +79,11 @@ final class ToolPair {
             Files.deleteIfExists(serverLog);
             Files.deleteIfExists(clientLog);
         }
+    }
+
+    /** A Java command (jroce pingpong, jroce exec) gets no library environment: it needs none, or sets it itself. */
+    private static boolean isJava(List<String> cmd) {
+        return cmd.get(0).endsWith("/java");
     }
 
     /** The jroce command (the cli module, from this test's class path) with {@code args}. */

@@ -36,11 +36,26 @@ final class Tools {
 
     /** Starts the tool with our library and the given environment (JROCE_ADDR ...); stdout and stderr go to {@code log}. */
     static Process start(Map<String, String> env, Path log, String... command) throws IOException {
+        return start(env, log, true, command);
+    }
+
+    /**
+     * As {@link #start(Map, Path, String...)}; without {@code withLibrary} neither LD_LIBRARY_PATH nor JROCE_ADDR is
+     * set (a Java command, or {@code jroce exec}, which must set them itself).
+     */
+    static Process start(Map<String, String> env, Path log, boolean withLibrary, String... command) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(List.of(command)).redirectErrorStream(true).redirectOutput(log.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         pb.environment().remove("JROCE_ADDR");
-        pb.environment().put("LD_LIBRARY_PATH", nativeDir().toString());
-        pb.environment().putAll(env);
+        pb.environment().remove("LD_LIBRARY_PATH");
+        if (withLibrary) {
+            pb.environment().put("LD_LIBRARY_PATH", nativeDir().toString());
+            pb.environment().putAll(env);
+        } else {
+            env.forEach((k, v) -> {
+                if (!k.equals("JROCE_ADDR") && !k.equals("LD_LIBRARY_PATH")) pb.environment().put(k, v);
+            });
+        }
         return pb.start();
     }
 
@@ -50,7 +65,7 @@ final class Tools {
     static Result run(Map<String, String> env, long timeoutSeconds, String... command) throws Exception {
         Path log = Files.createTempFile("jroce-verbs-tool", ".log");
         try {
-            Process p = start(env, log, command);
+            Process p = start(env, log, !command[0].endsWith("/java"), command);
             boolean ended = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
             if (!ended) p.destroyForcibly().waitFor();
             String out = Files.readString(log, StandardCharsets.UTF_8);
