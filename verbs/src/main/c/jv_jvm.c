@@ -117,12 +117,13 @@ static int look_up_methods(JNIEnv *env)
 		{ &jv_java.create_cq, "createCq", "(I)I" },
 		{ &jv_java.create_qp, "createQp", "(IIII[I[I)I" },
 		{ &jv_java.modify_qp, "modifyQp", "(II[I[B)V" },
-		{ &jv_java.post_send, "postSend", "(ILjava/nio/ByteBuffer;I)V" },
-		{ &jv_java.post_recv, "postRecv", "(ILjava/nio/ByteBuffer;I)V" },
+		{ &jv_java.post_send, "postSend", "(ILjava/nio/ByteBuffer;I)I" },
+		{ &jv_java.post_recv, "postRecv", "(ILjava/nio/ByteBuffer;I)I" },
 		{ &jv_java.poll_cq, "pollCq", "(ILjava/nio/ByteBuffer;I)I" },
 		{ &jv_java.arm_cq, "armCq", "(IZ)V" },
 		{ &jv_java.watch_cq, "watchCq", "(IJ)V" },
 		{ &jv_java.create_ah, "createAh", "(I[B)I" },
+		{ &jv_java.last_refusal, "lastRefusal", "()Ljava/lang/String;" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if ((*all[i].m = method(env, all[i].name, all[i].sig)) == NULL)

@@ -433,6 +433,25 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 /* ------------------------------------------------------------------------------------------ posting */
 
+/* A refused post: its errno, and under JROCE_VERBS_LOG=debug the endpoint's reason. */
+static int refusal(JNIEnv *env, int err, const char *verb)
+{
+	jstring why = (*env)->CallStaticObjectMethod(env, jv_java.cls, jv_java.last_refusal);
+	if ((*env)->ExceptionCheck(env)) {
+		(*env)->ExceptionClear(env);
+		return err;
+	}
+	if (why != NULL) {
+		const char *c = (*env)->GetStringUTFChars(env, why, NULL);
+		if (c != NULL) {
+			jv_debug("%s: %s", verb, c);
+			(*env)->ReleaseStringUTFChars(env, why, c);
+		}
+		(*env)->DeleteLocalRef(env, why);
+	}
+	return err;
+}
+
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	JNIEnv *env = jv_env();
@@ -484,11 +503,18 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			g->lkey = w->sg_list[i].lkey;
 		}
 	}
-	(*env)->CallStaticVoidMethod(env, jv_java.cls, jv_java.post_send, (jint)qp->handle, buf, (jint)count);
+	jint refused = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.post_send, (jint)qp->handle, buf, (jint)count);
 	int err = jv_exception(env, "ibv_post_send");
-	if (!err)
+	if (err)
+		return err;
+	if (refused < 0) {
 		*bad_wr = NULL;
-	return err;
+		return 0;
+	}
+	/* the WRs before the refused one were posted: bad_wr names the first that was not */
+	for (int i = 0; i < refused / 256 && *bad_wr != NULL; i++)
+		*bad_wr = (*bad_wr)->next;
+	return refusal(env, refused % 256, "ibv_post_send");
 }
 
 static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
@@ -522,11 +548,17 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 			g->lkey = w->sg_list[i].lkey;
 		}
 	}
-	(*env)->CallStaticVoidMethod(env, jv_java.cls, jv_java.post_recv, (jint)qp->handle, buf, (jint)count);
+	jint refused = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.post_recv, (jint)qp->handle, buf, (jint)count);
 	int err = jv_exception(env, "ibv_post_recv");
-	if (!err)
+	if (err)
+		return err;
+	if (refused < 0) {
 		*bad_wr = NULL;
-	return err;
+		return 0;
+	}
+	for (int i = 0; i < refused / 256 && *bad_wr != NULL; i++)
+		*bad_wr = (*bad_wr)->next;
+	return refusal(env, refused % 256, "ibv_post_recv");
 }
 
 /* ------------------------------------------------------------------------------------------ AH */

@@ -16,6 +16,7 @@ import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
 import io.jroce.endpoint.Sge;
+import io.jroce.endpoint.VerbsException;
 import io.jroce.endpoint.WorkCompletion;
 import io.jroce.endpoint.WrOpcode;
 import java.io.IOException;
@@ -181,8 +182,36 @@ public final class NativeVerbs {
         null /* LOCAL_INV */, null /* BIND_MW */, WrOpcode.SEND_WITH_INV,
     };
 
-    /** Posts {@code count} send WRs as one chain. */
-    public static void postSend(int qp, ByteBuffer wrs, int count) {
+    /** Linux errno values a refused post returns (asm-generic/errno-base.h). */
+    static final int EINVAL = 22, ENOMEM = 12;
+
+    /**
+     * The answer to a post the endpoint refused: the refused WR's index in the chain (those before it were posted,
+     * as with rdma-core's {@code bad_wr}) times 256, plus the errno: ENOMEM for a full queue (what rdma_rxe's
+     * post_one_send and post_one_recv return), EINVAL otherwise. -1 when all were posted.
+     */
+    private static int refused(VerbsException e, Object first) {
+        Object bad = e.badRequest();
+        int index = 0;
+        for (Object wr = first; wr != null && wr != bad; index++) {
+            wr = wr instanceof SendWorkRequest s ? s.next() : ((ReceiveWorkRequest) wr).next();
+        }
+        if (bad == null) index = 0;
+        lastRefusal.set(e.getMessage());
+        // the endpoint says "queue ... is full" for a full work queue; it has no reason code to test instead
+        int errno = e.getMessage() != null && e.getMessage().contains(" is full (") ? ENOMEM : EINVAL;
+        return index * 256 + errno;
+    }
+
+    private static final ThreadLocal<String> lastRefusal = new ThreadLocal<>();
+
+    /** Why the calling thread's last post was refused (for JROCE_VERBS_LOG=debug). */
+    public static String lastRefusal() {
+        return lastRefusal.get();
+    }
+
+    /** Posts {@code count} send WRs as one chain; -1, or what {@link #refused} says. */
+    public static int postSend(int qp, ByteBuffer wrs, int count) {
         ByteBuffer b = wrs.order(ByteOrder.nativeOrder());
         SendWorkRequest first = null, last = null;
         int at = 0;
@@ -203,13 +232,19 @@ public final class NativeVerbs {
             if (first == null) first = wr; else last.next(wr);
             last = wr;
         }
-        if (first != null) HANDLES.get(qp, QueuePair.class).postSend(first);
+        if (first == null) return -1;
+        try {
+            HANDLES.get(qp, QueuePair.class).postSend(first);
+            return -1;
+        } catch (VerbsException e) {
+            return refused(e, first);
+        }
     }
 
     /** One receive WR: wr_id (8), num_sge (4), pad (4), then the SGEs as for a send. */
     static final int RECV_HEADER = 16;
 
-    public static void postRecv(int qp, ByteBuffer wrs, int count) {
+    public static int postRecv(int qp, ByteBuffer wrs, int count) {
         ByteBuffer b = wrs.order(ByteOrder.nativeOrder());
         ReceiveWorkRequest first = null, last = null;
         int at = 0;
@@ -220,7 +255,13 @@ public final class NativeVerbs {
             if (first == null) first = wr; else last.next(wr);
             last = wr;
         }
-        if (first != null) HANDLES.get(qp, QueuePair.class).postRecv(first);
+        if (first == null) return -1;
+        try {
+            HANDLES.get(qp, QueuePair.class).postRecv(first);
+            return -1;
+        } catch (VerbsException e) {
+            return refused(e, first);
+        }
     }
 
     private static Sge[] sges(ByteBuffer b, int at, int n) {
