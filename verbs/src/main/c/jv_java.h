@@ -15,8 +15,11 @@ extern struct jv_java jv_java;
 
 /* Starts the VM and opens the device, once; 0, or the errno every verb needing the endpoint then returns. */
 int jv_java_start(void);
-/* The calling thread's JNIEnv (attached as a daemon on first use), or NULL when the VM cannot run. */
+/* The calling thread's JNIEnv (attached as a daemon on first use, detached at its exit), or NULL when the VM
+ * cannot run (it failed to start, or this is a child after fork(): then one line on stderr says so). */
 JNIEnv *jv_env(void);
+/* Why jv_env() gave NULL, as an errno: the start's error, else EIO. */
+int jv_env_error(void);
 /* After a call into Java: 0, or the errno for the exception it threw (EOPNOTSUPP for an unsupported
  * feature, said once on stderr; EINVAL otherwise, its message under JROCE_VERBS_LOG=debug). */
 int jv_exception(JNIEnv *env, const char *what);

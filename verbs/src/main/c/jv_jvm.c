@@ -21,6 +21,23 @@ struct jv_java jv_java;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static int start_error; /* errno of a failed start, 0 once running */
 static __thread JNIEnv *thread_env;
+/* detaches a program thread from the VM when it exits, so the VM keeps no record of dead threads */
+static pthread_key_t detach_key;
+/* set in the child of a fork(): the VM's threads were not copied, so the verbs cannot run there */
+static int forked_child;
+
+static void detach_thread(void *unused)
+{
+	(void)unused;
+	if (jv_java.vm != NULL && !forked_child)
+		(*jv_java.vm)->DetachCurrentThread(jv_java.vm);
+}
+
+static void in_child(void)
+{
+	forked_child = 1;
+	thread_env = NULL;
+}
 
 /* libjvm.so of $JAVA_HOME, else of the java on PATH (resolving its links: /usr/bin/java -> .../bin/java) */
 static int find_libjvm(char *out, size_t len)
@@ -201,6 +218,8 @@ static void start_once_fn(void)
 		start_error = ENODEV;
 		return;
 	}
+	pthread_key_create(&detach_key, detach_thread);
+	pthread_atfork(NULL, NULL, in_child);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 8 << 20);
 	if (pthread_create(&t, &attr, start_vm, &a) != 0) {
@@ -223,6 +242,12 @@ JNIEnv *jv_env(void)
 {
 	if (thread_env != NULL)
 		return thread_env;
+	if (forked_child) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			jv_warn("the verbs do not run in a child process after fork(): its jroce endpoint stayed in the parent");
+		return NULL;
+	}
 	if (jv_java_start() != 0)
 		return NULL;
 	JNIEnv *env;
@@ -230,7 +255,13 @@ JNIEnv *jv_env(void)
 	if ((*jv_java.vm)->AttachCurrentThreadAsDaemon(jv_java.vm, (void **)&env, &args) != JNI_OK)
 		return NULL;
 	thread_env = env;
+	pthread_setspecific(detach_key, env); /* any non-NULL value: the destructor runs at the thread's exit */
 	return env;
+}
+
+int jv_env_error(void)
+{
+	return !forked_child && start_error != 0 ? start_error : EIO;
 }
 
 int jv_exception(JNIEnv *env, const char *what)

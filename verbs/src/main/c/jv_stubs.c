@@ -45,8 +45,10 @@ int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	return JV_UNSUPPORTED("ibv_detach_mcast (multicast)", EOPNOTSUPP);
 }
 
-/* The JVM in the process makes fork() after the verbs start a copy without its threads: a child must
- * not use the verbs. Nothing to mark per range (the memory is ordinary process memory). */
+/* Fork is always safe for the parent: a memory region is ordinary memory that the endpoint reaches by
+ * virtual address, so copy-on-write after fork() changes nothing for it. The child has no endpoint (the
+ * VM's threads are not copied): its verbs fail with EIO and one line says why (jv_jvm.c). So there is
+ * nothing to prepare and no range to mark. */
 int ibv_fork_init(void)
 {
 	return 0;

@@ -53,7 +53,7 @@ struct jv_qp {
 #define JV_ENV_OR(fail)                                  \
 	JNIEnv *env = jv_env();                          \
 	if (env == NULL) {                               \
-		errno = jv_java_start() ? jv_java_start() : EIO; \
+		errno = jv_env_error();                  \
 		return fail;                             \
 	}
 

@@ -8,7 +8,8 @@
  *    the program's own buffer (the memory region is that buffer, not a copy);
  *  - bad use gets rdma-core's answers: a post to a QP in RESET is EINVAL with bad_wr on the first WR, a
  *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
- *    queue is ENOMEM, port 2 and GID 2 do not exist, a zero-length region is EINVAL.
+ *    queue is ENOMEM, port 2 and GID 2 do not exist, a zero-length region is EINVAL;
+ *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static int fail(const char *what, int err)
 {
@@ -101,6 +104,17 @@ int main(void)
 
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	CHECK(pd != NULL, "ibv_alloc_pd (starts the endpoint)", errno);
+
+	/* fork(): the child has no endpoint (the VM's threads stayed in the parent) and is told so; the parent goes on */
+	fflush(stdout);
+	pid_t child = fork();
+	if (child == 0) {
+		struct ibv_pd *p = ibv_alloc_pd(ctx);
+		_exit(p == NULL && errno == EIO ? 0 : 1);
+	}
+	int status = 0;
+	CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "after fork() the child's verbs fail with EIO", status);
 	static char buf[2][8192] __attribute__((aligned(4096)));
 	struct ibv_mr *none = ibv_reg_mr(pd, buf[0], 0, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(none == NULL && errno == EINVAL, "a zero-length region is EINVAL", errno);
