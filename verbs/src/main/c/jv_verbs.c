@@ -41,6 +41,25 @@ _Static_assert(sizeof(struct jv_wire_sge) == 16, "NativeVerbs.SGE_BYTES");
 _Static_assert(sizeof(struct jv_wire_recv) == 16, "NativeVerbs.RECV_HEADER");
 _Static_assert(sizeof(struct jv_wire_wc) == 48, "NativeVerbs.WC_BYTES");
 
+/* A PD and a CQ count what uses them (MRs, QPs, AHs; QPs): destroying one still in use is EBUSY, as the
+ * kernel answers (ib_uverbs: a PD's or CQ's usecnt). */
+struct jv_pd {
+	struct ibv_pd pd;
+	int users;
+};
+struct jv_cq {
+	struct ibv_cq cq;
+	int users;
+};
+
+static void use(int *users, int delta)
+{
+	__atomic_add_fetch(users, delta, __ATOMIC_RELAXED);
+}
+
+#define PD_USERS(p) (&((struct jv_pd *)(p))->users)
+#define CQ_USERS(c) (&((struct jv_cq *)(c))->users)
+
 /* A QP and what ibv_query_qp answers from: the attributes last set and the capabilities granted. */
 struct jv_qp {
 	struct ibv_qp qp;
@@ -68,11 +87,12 @@ static void release(JNIEnv *env, uint32_t handle)
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	JV_ENV_OR(NULL);
-	struct ibv_pd *pd = calloc(1, sizeof(*pd));
-	if (pd == NULL) {
+	struct jv_pd *jpd = calloc(1, sizeof(*jpd));
+	if (jpd == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct ibv_pd *pd = &jpd->pd;
 	jint h = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.alloc_pd);
 	int err = jv_exception(env, "ibv_alloc_pd");
 	if (err) {
@@ -88,6 +108,8 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	JV_ENV_OR(errno);
+	if (__atomic_load_n(PD_USERS(pd), __ATOMIC_RELAXED) != 0)
+		return EBUSY;
 	release(env, pd->handle);
 	free(pd);
 	return 0;
@@ -133,6 +155,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		errno = err;
 		return NULL;
 	}
+	use(PD_USERS(pd), 1);
 	mr->context = pd->context;
 	mr->pd = pd;
 	mr->addr = addr;
@@ -166,6 +189,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	JV_ENV_OR(errno);
 	release(env, mr->handle);
+	use(PD_USERS(mr->pd), -1);
 	free(mr);
 	return 0;
 }
@@ -180,11 +204,12 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		errno = EINVAL;
 		return NULL;
 	}
-	struct ibv_cq *cq = calloc(1, sizeof(*cq));
-	if (cq == NULL) {
+	struct jv_cq *jcq = calloc(1, sizeof(*jcq));
+	if (jcq == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct ibv_cq *cq = &jcq->cq;
 	jint h = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.create_cq, (jint)cqe);
 	int err = jv_exception(env, "ibv_create_cq");
 	if (!err && channel != NULL) {
@@ -211,6 +236,8 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	JV_ENV_OR(errno);
+	if (__atomic_load_n(CQ_USERS(cq), __ATOMIC_RELAXED) != 0)
+		return EBUSY;
 	release(env, cq->handle);
 	if (cq->channel != NULL)
 		__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_RELAXED);
@@ -308,6 +335,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 		return NULL;
 	}
 	struct ibv_qp *qp = &q->qp;
+	use(PD_USERS(pd), 1);
+	use(CQ_USERS(init->send_cq), 1);
+	use(CQ_USERS(init->recv_cq), 1);
 	qp->context = pd->context;
 	qp->qp_context = init->qp_context;
 	qp->pd = pd;
@@ -425,6 +455,9 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	JV_ENV_OR(errno);
 	release(env, qp->handle);
+	use(PD_USERS(qp->pd), -1);
+	use(CQ_USERS(qp->send_cq), -1);
+	use(CQ_USERS(qp->recv_cq), -1);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(qp);
@@ -587,6 +620,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = err;
 		return NULL;
 	}
+	use(PD_USERS(pd), 1);
 	ah->context = pd->context;
 	ah->pd = pd;
 	ah->handle = (uint32_t)h;
@@ -597,6 +631,7 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	JV_ENV_OR(errno);
 	release(env, ah->handle);
+	use(PD_USERS(ah->pd), -1);
 	free(ah);
 	return 0;
 }

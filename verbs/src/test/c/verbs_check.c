@@ -8,7 +8,8 @@
  *    the program's own buffer (the memory region is that buffer, not a copy);
  *  - bad use gets rdma-core's answers: a post to a QP in RESET is EINVAL with bad_wr on the first WR, a
  *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
- *    queue is ENOMEM, port 2 and GID 2 do not exist, a zero-length region is EINVAL;
+ *    queue is ENOMEM, port 2 and GID 2 do not exist, a zero-length region is EINVAL, destroying a CQ or PD
+ *    still in use is EBUSY;
  *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on.
  */
 #define _GNU_SOURCE
@@ -199,6 +200,8 @@ int main(void)
 	      "RDMA WRITE completes", (int)wc.status);
 	CHECK(memcmp(buf[0], buf[1] + 4096, 4096) == 0, "RDMA WRITE: the bytes are in the target's buffer", 0);
 
+	CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ its QPs still use is EBUSY", EBUSY);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD with QPs and MRs is EBUSY", EBUSY);
 	for (int i = 0; i < 2; i++)
 		CHECK(ibv_destroy_qp(qp[i]) == 0, "ibv_destroy_qp", errno);
 	CHECK(ibv_destroy_cq(cq) == 0, "ibv_destroy_cq", errno);
