@@ -9,6 +9,7 @@
 #define JV_H
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -36,14 +37,28 @@ struct jv_device {
 	enum ibv_mtu active_mtu;
 };
 
+/* Asynchronous events waiting for ibv_get_async_event: a bounded ring per context (a program that never
+ * reads them loses the newest, counted and said once, rather than growing memory). */
+#define JV_ASYNC_RING 64
+struct jv_async_ring {
+	pthread_mutex_t lock;
+	struct ibv_async_event events[JV_ASYNC_RING];
+	unsigned int head, count, lost;
+};
+
 struct jv_context {
 	struct jv_device *device;
+	struct jv_context *next_open;  /* the open contexts, which each get every asynchronous event */
+	struct jv_async_ring async;
 	struct verbs_context vctx;     /* must be last: it ends with the struct ibv_context the program sees */
 };
 
 /* jv_device.c */
 struct jv_device *jv_device_get(void);
 struct jv_context *jv_ctx(struct ibv_context *context);
+/* jv_events.c: a context's asynchronous events start and end with it */
+void jv_async_open(struct jv_context *c);
+void jv_async_close(struct jv_context *c);
 /* jv_verbs.c: the data-path verbs verbs.h inlines through context->ops */
 void jv_install_ops(struct ibv_context_ops *ops);
 

@@ -273,8 +273,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->device = device;
 	jv_install_ops(&ctx->ops);
 	ctx->cmd_fd = -1;
-	/* a real descriptor, so a program may poll it or make it non-blocking; no async event is raised yet */
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	/* a real descriptor, readable while asynchronous events wait: a program may poll it or make it non-blocking */
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE); /* one count per queued event */
 	if (ctx->async_fd < 0) {
 		int err = errno;
 		free(c);
@@ -284,12 +284,14 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	jv_async_open(c);
 	return ctx;
 }
 
 int ibv_close_device(struct ibv_context *context)
 {
 	struct jv_context *c = jv_ctx(context);
+	jv_async_close(c);
 	close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);
 	free(c);

@@ -210,7 +210,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		return NULL;
 	}
 	struct ibv_cq *cq = &jcq->cq;
-	jint h = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.create_cq, (jint)cqe);
+	jint h = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.create_cq, (jint)cqe, (jlong)(uintptr_t)cq);
 	int err = jv_exception(env, "ibv_create_cq");
 	if (!err && channel != NULL) {
 		(*env)->CallStaticVoidMethod(env, jv_java.cls, jv_java.watch_cq, h, (jlong)(uintptr_t)cq);
@@ -322,7 +322,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 	(*env)->SetIntArrayRegion(env, jcaps, 0, 6, caps);
 	jint h = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.create_qp, (jint)pd->handle,
 					     (jint)init->send_cq->handle, (jint)init->recv_cq->handle,
-					     (jint)init->qp_type, jcaps, out);
+					     (jint)init->qp_type, jcaps, out, (jlong)(uintptr_t)&q->qp);
 	int err = jv_exception(env, "ibv_create_qp");
 	jint qpn = 0;
 	if (!err)

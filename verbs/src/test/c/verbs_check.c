@@ -10,7 +10,8 @@
  *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
  *    queue is ENOMEM, port 2 and GID 2 do not exist, a zero-length region is EINVAL, destroying a CQ or PD
  *    still in use is EBUSY;
- *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on.
+ *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on;
+ *  - a QP that fails raises IBV_EVENT_QP_FATAL on the context's async_fd.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,6 +201,31 @@ int main(void)
 	CHECK(poll_one(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 3 && wc.opcode == IBV_WC_RDMA_WRITE,
 	      "RDMA WRITE completes", (int)wc.status);
 	CHECK(memcmp(buf[0], buf[1] + 4096, 4096) == 0, "RDMA WRITE: the bytes are in the target's buffer", 0);
+
+	/* an RDMA WRITE with a wrong rkey: the responder refuses it, the requester's QP goes to the error state
+	 * and the program hears of it on the context's async_fd (IBV_EVENT_QP_FATAL) */
+	w.wr_id = 4;
+	w.wr.rdma.rkey = mr[1]->rkey ^ 0x00ff00ff;
+	rc = ibv_post_send(qp[0], &w, &bad);
+	CHECK(rc == 0, "post RDMA WRITE with a wrong rkey", rc);
+	/* the responder's QP fails too (rdma_rxe does the same): its posted receive, wr 101, is flushed */
+	do
+		CHECK(poll_one(cq, &wc) == 1 && (wc.wr_id == 4 || (wc.wr_id == 101 && wc.status == IBV_WC_WR_FLUSH_ERR)),
+		      "a completion of the failed WRITE or the flushed receive", (int)wc.status);
+	while (wc.wr_id != 4);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR, "the WRITE completes with a remote access error", (int)wc.status);
+	struct ibv_async_event ev;
+	int fatal0 = 0;
+	for (int i = 0; i < 2 && !fatal0; i++) {
+		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+		CHECK(poll(&pfd, 1, 30000) == 1, "async_fd becomes readable", errno);
+		CHECK(ibv_get_async_event(ctx, &ev) == 0 && ev.event_type == IBV_EVENT_QP_FATAL
+		      && (ev.element.qp == qp[0] || ev.element.qp == qp[1]), "ibv_get_async_event: QP_FATAL on a QP", (int)ev.event_type);
+		fatal0 = ev.element.qp == qp[0];
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(fatal0, "the requester's QP had QP_FATAL", 0);
+	CHECK(qp[0]->events_completed == 1, "ibv_ack_async_event counts on the QP", 0);
 
 	CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ its QPs still use is EBUSY", EBUSY);
 	CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD with QPs and MRs is EBUSY", EBUSY);

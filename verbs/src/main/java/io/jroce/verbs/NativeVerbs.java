@@ -1,6 +1,7 @@
 package io.jroce.verbs;
 
 import io.jroce.endpoint.AddressHandle;
+import io.jroce.endpoint.AsyncEvent;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
@@ -23,6 +24,9 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
 
 /**
  * What jroce's libibverbs.so.1 calls through JNI: the verbs of one embedded {@link Device}, with objects named
@@ -45,7 +49,20 @@ public final class NativeVerbs {
     public static synchronized void open(String address, int activeMtu) throws IOException {
         if (device != null) return;
         device = Device.open(new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)));
+        device.setAsyncEventListener((event, cq, qp, detail) -> {
+            Long cookie = COOKIES.get(qp != null ? qp : cq);
+            if (cookie != null) asyncEvent(IBV_EVENT[event.ordinal()], cookie);
+        });
     }
+
+    /** The C object (struct ibv_cq or ibv_qp address) of each CQ and QP, for the asynchronous events about them. */
+    private static final Map<Object, Long> COOKIES = Collections.synchronizedMap(new IdentityHashMap<>());
+    /** {@link AsyncEvent} in order, as enum ibv_event_type (verbs.h). */
+    private static final int[] IBV_EVENT = {0 /* CQ_ERR */, 1 /* QP_FATAL */, 2 /* QP_REQ_ERR */, 3 /* QP_ACCESS_ERR */,
+        4 /* COMM_EST */, 5 /* SQ_DRAINED */, 16 /* QP_LAST_WQE_REACHED */};
+
+    /** Bound by the library (RegisterNatives): queues an asynchronous event for the program's contexts. */
+    private static native void asyncEvent(int type, long cookie);
 
     private static Device device() {
         Device d = device;
@@ -56,6 +73,7 @@ public final class NativeVerbs {
     /** Forgets an object; what it was decides how it goes (a QP is destroyed, an MR deregistered). */
     public static void release(int handle) {
         Object o = HANDLES.remove(handle);
+        COOKIES.remove(o instanceof Cq c ? c.cq : o);
         if (o instanceof QueuePair qp) qp.destroy();
         else if (o instanceof MemoryRegion mr) mr.deregister();
         else if (o instanceof AddressHandle ah) ah.destroy();
@@ -79,8 +97,10 @@ public final class NativeVerbs {
         return HANDLES.add(mr);
     }
 
-    public static int createCq(int depth) {
-        return HANDLES.add(new Cq(device().createCq(depth)));
+    public static int createCq(int depth, long cookie) {
+        CompletionQueue cq = device().createCq(depth);
+        COOKIES.put(cq, cookie);
+        return HANDLES.add(new Cq(cq));
     }
 
     /** {@code ibv_create_ah}: to the address a RoCE v2 GID names, on UDP 4791. */
@@ -98,7 +118,7 @@ public final class NativeVerbs {
      * caps: max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline_data, sq_sig_all. Returns the
      * handle; {@code out[0]} receives the QP number.
      */
-    public static int createQp(int pd, int sendCq, int recvCq, int qpType, int[] caps, int[] out) {
+    public static int createQp(int pd, int sendCq, int recvCq, int qpType, int[] caps, int[] out, long cookie) {
         QpType type = switch (qpType) {
             case IBV_QPT_RC -> QpType.RC;
             case IBV_QPT_UD -> QpType.UD;
@@ -110,6 +130,7 @@ public final class NativeVerbs {
                 .maxInlineData(caps[4]).sqSigAll(caps[5] != 0);
         QueuePair qp = HANDLES.get(pd, ProtectionDomain.class).createQp(init);
         out[0] = qp.qpNum();
+        COOKIES.put(qp, cookie);
         return HANDLES.add(qp);
     }
 
