@@ -66,7 +66,16 @@ struct jv_qp {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
+	/* Inline sends: their SGEs need no registered memory (the lkey is ignored, verbs.h IBV_SEND_INLINE), but
+	 * the endpoint reads every SGE through a region. The data is copied at post time in any case; here it
+	 * goes first into this QP's own region, one slot of max_inline_data bytes per WR of a chain, under
+	 * inline_lock while the chain is posted. */
+	struct ibv_mr *inline_mr;
+	pthread_mutex_t inline_lock;
 };
+
+/* The inline region of a QP: max_inline_data bytes for each of up to this many WRs of one chain. */
+#define JV_INLINE_SLOTS 64
 
 /* Calls a Java method returning int/void; on a thrown exception returns its errno (and sets errno). */
 #define JV_ENV_OR(fail)                                  \
@@ -356,6 +365,19 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 		init->cap.max_recv_sge = 1;
 	q->cap = init->cap;
 	q->sq_sig_all = init->sq_sig_all;
+	pthread_mutex_init(&q->inline_lock, NULL);
+	if (init->cap.max_inline_data > 0) {
+		size_t size = (size_t)init->cap.max_inline_data * JV_INLINE_SLOTS;
+		void *mem = aligned_alloc(64, (size + 63) & ~(size_t)63);
+		q->inline_mr = mem != NULL ? reg_mr(pd, mem, size, (uintptr_t)mem, IBV_ACCESS_LOCAL_WRITE) : NULL;
+		if (q->inline_mr == NULL) {
+			int e = errno;
+			free(mem);
+			ibv_destroy_qp(qp);
+			errno = e ? e : ENOMEM;
+			return NULL;
+		}
+	}
 	q->attr.qp_state = IBV_QPS_RESET;
 	q->attr.cap = q->cap;
 	return qp;
@@ -454,7 +476,14 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct i
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	JV_ENV_OR(errno);
+	struct jv_qp *q = (struct jv_qp *)qp;
 	release(env, qp->handle);
+	if (q->inline_mr != NULL) {
+		void *mem = q->inline_mr->addr;
+		ibv_dereg_mr(q->inline_mr);
+		free(mem);
+	}
+	pthread_mutex_destroy(&q->inline_lock);
 	use(PD_USERS(qp->pd), -1);
 	use(CQ_USERS(qp->send_cq), -1);
 	use(CQ_USERS(qp->recv_cq), -1);
@@ -485,8 +514,22 @@ static int refusal(JNIEnv *env, int err, const char *verb)
 	return err;
 }
 
+static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
+	struct jv_qp *q = (struct jv_qp *)qp;
+	if (q->inline_mr == NULL)
+		return post_send_chain(q, wr, bad_wr);
+	pthread_mutex_lock(&q->inline_lock);
+	int err = post_send_chain(q, wr, bad_wr);
+	pthread_mutex_unlock(&q->inline_lock);
+	return err;
+}
+
+static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct ibv_qp *qp = &q->qp;
 	JNIEnv *env = jv_env();
 	size_t need = 0;
 	int count = 0;
@@ -496,13 +539,16 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	if (env == NULL)
 		return EIO;
 	for (struct ibv_send_wr *w = wr; w != NULL; w = w->next, count++) {
-		if (w->num_sge < 0)
+		if (w->num_sge < 0) {
+			*bad_wr = w;
 			return EINVAL;
+		}
 		need += sizeof(struct jv_wire_send) + (size_t)w->num_sge * sizeof(struct jv_wire_sge);
 	}
 	char *p = jv_scratch(env, need, &buf);
 	if (p == NULL)
 		return ENOMEM;
+	int slot = 0;
 	for (struct ibv_send_wr *w = wr; w != NULL; w = w->next) {
 		struct jv_wire_send *s = (struct jv_wire_send *)p;
 		memset(s, 0, sizeof(*s));
@@ -517,8 +563,10 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			s->compare_add = w->wr.atomic.compare_add;
 			s->swap = w->wr.atomic.swap;
 		} else if (qp->qp_type == IBV_QPT_UD) {
-			if (w->wr.ud.ah == NULL)
+			if (w->wr.ud.ah == NULL) {
+				*bad_wr = w; /* nothing is posted before the whole chain is read */
 				return EINVAL;
+			}
 			s->ah = w->wr.ud.ah->handle;
 			s->remote_qpn = w->wr.ud.remote_qpn;
 			s->remote_qkey = w->wr.ud.remote_qkey;
@@ -529,6 +577,26 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		if (qp->qp_type != IBV_QPT_UD)
 			s->ah = JV_NO_AH;
 		p += sizeof(*s);
+		if ((w->send_flags & IBV_SEND_INLINE) && q->inline_mr != NULL && w->num_sge > 0) {
+			/* gather the data into this WR's slot of the QP's inline region: one SGE there */
+			size_t total = 0;
+			for (int i = 0; i < w->num_sge; i++)
+				total += w->sg_list[i].length;
+			if (total > q->cap.max_inline_data || slot >= JV_INLINE_SLOTS) {
+				*bad_wr = w;
+				return total > q->cap.max_inline_data ? EINVAL : ENOMEM;
+			}
+			char *dst = (char *)q->inline_mr->addr + (size_t)slot++ * q->cap.max_inline_data;
+			for (int i = 0, at = 0; i < w->num_sge; at += (int)w->sg_list[i].length, i++)
+				memcpy(dst + at, (const void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+			struct jv_wire_sge *g = (struct jv_wire_sge *)p;
+			g->addr = (uintptr_t)dst;
+			g->length = (uint32_t)total;
+			g->lkey = q->inline_mr->lkey;
+			s->num_sge = 1;
+			p += sizeof(*g); /* the next WR follows this one SGE */
+			continue;
+		}
 		for (int i = 0; i < w->num_sge; i++, p += sizeof(struct jv_wire_sge)) {
 			struct jv_wire_sge *g = (struct jv_wire_sge *)p;
 			g->addr = w->sg_list[i].addr;

@@ -8,7 +8,7 @@
  *    the program's own buffer (the memory region is that buffer, not a copy);
  *  - bad use gets rdma-core's answers: a post to a QP in RESET is EINVAL with bad_wr on the first WR, a
  *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
- *    queue is ENOMEM, port 2 and GID 2 do not exist, a zero-length region is EINVAL, destroying a CQ or PD
+ *    queue is ENOMEM, port 2 and GID 2 do not exist, an inline SEND needs no region, a zero-length region is EINVAL, destroying a CQ or PD
  *    still in use is EBUSY;
  *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on;
  *  - a QP that fails raises IBV_EVENT_QP_FATAL on the context's async_fd.
@@ -129,7 +129,8 @@ int main(void)
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	CHECK(cq != NULL, "ibv_create_cq", errno);
 	struct ibv_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-					 .cap = { .max_send_wr = 8, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 } };
+					 .cap = { .max_send_wr = 8, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1,
+						  .max_inline_data = 64 } };
 	struct ibv_qp *qp[2];
 	for (int i = 0; i < 2; i++) {
 		qp[i] = ibv_create_qp(pd, &init);
@@ -201,6 +202,27 @@ int main(void)
 	CHECK(poll_one(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 3 && wc.opcode == IBV_WC_RDMA_WRITE,
 	      "RDMA WRITE completes", (int)wc.status);
 	CHECK(memcmp(buf[0], buf[1] + 4096, 4096) == 0, "RDMA WRITE: the bytes are in the target's buffer", 0);
+
+	/* an inline SEND from memory no region covers, the lkey ignored (verbs.h, IBV_SEND_INLINE), into the
+	 * receive still posted (wr 101) */
+	char local[32];
+	for (int i = 0; i < 32; i++)
+		local[i] = (char)(0xc0 + i);
+	struct ibv_sge isge = { .addr = (uintptr_t)local, .length = 32, .lkey = 0 };
+	struct ibv_send_wr iwr = { .wr_id = 5, .sg_list = &isge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
+	rc = ibv_post_send(qp[0], &iwr, &bad);
+	CHECK(rc == 0, "post an inline SEND from unregistered memory", rc);
+	memset(local, 0, sizeof(local)); /* the data was taken at post time */
+	for (int got = 0; got < 2;) {
+		CHECK(poll_one(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && (wc.wr_id == 5 || (wc.wr_id == 101 && wc.byte_len == 32)),
+		      "inline SEND: a completion", (int)wc.status);
+		got++;
+	}
+	int inl = 1;
+	for (int i = 0; i < 32; i++)
+		inl &= buf[1][i] == (char)(0xc0 + i);
+	CHECK(inl, "inline SEND: the receiver has the bytes as they were at post time", 0);
 
 	/* an RDMA WRITE with a wrong rkey: the responder refuses it, the requester's QP goes to the error state
 	 * and the program hears of it on the context's async_fd (IBV_EVENT_QP_FATAL) */
