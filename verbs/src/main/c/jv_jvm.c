@@ -141,6 +141,7 @@ static int look_up_methods(JNIEnv *env)
 		{ &jv_java.watch_cq, "watchCq", "(IJ)V" },
 		{ &jv_java.create_ah, "createAh", "(I[B)I" },
 		{ &jv_java.last_refusal, "lastRefusal", "()Ljava/lang/String;" },
+		{ &jv_java.query_qp, "queryQp", "(I[I)V" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if ((*all[i].m = method(env, all[i].name, all[i].sig)) == NULL)

@@ -454,12 +454,32 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	return 0;
 }
 
-/* Answered from what the program set (the PSNs as set, not as advanced since). */
+/* What the program set, with the live state and PSNs from the endpoint (a QP may have gone to the error state
+ * since, and its PSNs have advanced). */
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init)
 {
+	JV_ENV_OR(errno);
 	struct jv_qp *q = (struct jv_qp *)qp;
 	(void)mask;
+	jintArray out = (*env)->NewIntArray(env, 3);
+	if (out == NULL) {
+		(*env)->ExceptionClear(env);
+		return ENOMEM;
+	}
+	(*env)->CallStaticVoidMethod(env, jv_java.cls, jv_java.query_qp, (jint)qp->handle, out);
+	int err = jv_exception(env, "ibv_query_qp");
+	jint live[3] = { 0, 0, 0 };
+	if (!err)
+		(*env)->GetIntArrayRegion(env, out, 0, 3, live);
+	(*env)->DeleteLocalRef(env, out);
+	if (err)
+		return err;
 	*attr = q->attr;
+	attr->qp_state = (enum ibv_qp_state)live[0];
+	attr->cur_qp_state = attr->qp_state;
+	attr->sq_psn = (uint32_t)live[1];
+	attr->rq_psn = (uint32_t)live[2];
+	qp->state = attr->qp_state;
 	attr->cap = q->cap;
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));

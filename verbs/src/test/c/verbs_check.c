@@ -247,6 +247,10 @@ int main(void)
 		ibv_ack_async_event(&ev);
 	}
 	CHECK(fatal0, "the requester's QP had QP_FATAL", 0);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	CHECK(ibv_query_qp(qp[0], &qa, IBV_QP_STATE, &qi) == 0 && qa.qp_state == IBV_QPS_ERR && qi.cap.max_inline_data == 64,
+	      "ibv_query_qp: the QP is in ERR now", (int)qa.qp_state);
 	CHECK(qp[0]->events_completed == 1, "ibv_ack_async_event counts on the QP", 0);
 
 	CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ its QPs still use is EBUSY", EBUSY);

@@ -187,6 +187,14 @@ public final class NativeVerbs {
         HANDLES.get(qp, QueuePair.class).modify(a);
     }
 
+    /** {@code ibv_query_qp}'s live part: {@code out} receives the state (IBV_QPS_*), the send PSN and the receive PSN. */
+    public static void queryQp(int qp, int[] out) {
+        QpAttr a = HANDLES.get(qp, QueuePair.class).query();
+        out[0] = a.state().ordinal(); // QpState is in IBV_QPS_* order
+        out[1] = a.sqPsn();
+        out[2] = a.rqPsn();
+    }
+
     // ---------------------------------------------------------------------------------- posting
 
     /**
