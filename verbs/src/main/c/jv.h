@@ -59,7 +59,7 @@ struct jv_context *jv_ctx(struct ibv_context *context);
 /* jv_events.c: a context's asynchronous events start and end with it */
 void jv_async_open(struct jv_context *c);
 void jv_async_close(struct jv_context *c);
-/* jv_verbs.c: the data-path verbs verbs.h inlines through context->ops */
+/* jv_post.c: the data-path verbs verbs.h inlines through context->ops */
 void jv_install_ops(struct ibv_context_ops *ops);
 
 /* jv_log.c: messages on stderr, prefixed "jroce: "; JROCE_VERBS_LOG=debug adds tracing */

@@ -33,7 +33,7 @@ import java.util.Map;
  * by small integer handles (the C side keeps the handle in its {@code struct ibv_pd}, {@code ibv_cq} ...).
  * Values are in libibverbs' encoding (IBV_QP_* attribute mask bits, IBV_WR_* opcodes, IBV_WC_* statuses), so
  * the C side only copies. Work requests and completions cross in a direct buffer of the calling thread, in
- * native byte order, laid out as {@link #WR_HEADER} and {@link #WC_BYTES} say (jv_verbs.c writes and reads
+ * native byte order, laid out as {@link #WR_HEADER} and {@link #WC_BYTES} say (jv_post.c writes and reads
  * the same layout). A failure is thrown; the C side turns it into an errno and, with JROCE_VERBS_LOG=debug,
  * prints its message.
  */
