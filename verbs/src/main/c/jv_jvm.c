@@ -296,6 +296,8 @@ static __thread struct { void *mem; size_t cap; jobject buf; } scratch;
 
 void *jv_scratch(JNIEnv *env, size_t need, jobject *buf)
 {
+	if (need == 0)
+		need = 1; /* a poll of 0 entries still gets a buffer */
 	if (scratch.cap < need) {
 		size_t cap = scratch.cap ? scratch.cap : 64 << 10;
 		while (cap < need)
