@@ -12,6 +12,8 @@
 # (.ci/run).
 
 # ---- stage 1: build the fat jar
+# (not the verbs module: its C library needs rdma-core's headers, which this image lacks, so the build
+# leaves it out; the image runs the jroce command only)
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY . .

@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.cli.exec.ExecCommand;
 import io.jroce.cli.demo.DemoCommand;
 import io.jroce.cli.inspect.InspectCommand;
 import io.jroce.cli.perf.PerfCommand;
@@ -48,6 +49,7 @@ import java.util.concurrent.Callable;
             PerfCommand.class,
             RpingCommand.class,
             NodeCommand.class,
+            ExecCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,
         })

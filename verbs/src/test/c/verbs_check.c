@@ -1,0 +1,268 @@
+/*
+ * A verbs program compiled against rdma-core's headers and linked against jroce's libibverbs.so.1, run by
+ * VerbsCheckTest with JROCE_ADDR set. Checks, printing one "ok ..." line each and exiting 1 at the first
+ * failure ("FAIL ..."):
+ *  - a program that dlopens libibverbs.so.1 and looks a symbol up by version (as NCCL and UCX do) gets ours;
+ *  - the inline verbs of verbs.h (ibv_post_send, ibv_post_recv, ibv_poll_cq) reach the library through
+ *    context->ops, and data moves between two RC QPs of one device: a SEND, and an RDMA WRITE that lands in
+ *    the program's own buffer (the memory region is that buffer, not a copy);
+ *  - bad use gets rdma-core's answers: a post to a QP in RESET is EINVAL with bad_wr on the first WR, a
+ *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
+ *    queue is ENOMEM, port 2 and GID 2 do not exist, an inline SEND needs no region, a zero-length region is EINVAL, destroying a CQ or PD
+ *    still in use is EBUSY;
+ *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on;
+ *  - a QP that fails raises IBV_EVENT_QP_FATAL on the context's async_fd.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fail(const char *what, int err)
+{
+	printf("FAIL %s (%d: %s)\n", what, err, strerror(err));
+	exit(1);
+}
+
+#define CHECK(cond, what, err) do { if (!(cond)) fail(what, err); printf("ok %s\n", what); } while (0)
+
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > 30)
+			return 0;
+	}
+}
+
+static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
+{
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	CHECK(rc == 0, "modify to INIT", rc);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *dgid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN
+			   | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	CHECK(rc == 0, "modify to RTR", rc);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0;
+	a.max_rd_atomic = 1;
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN
+			   | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(rc == 0, "modify to RTS", rc);
+}
+
+int main(void)
+{
+	/* 1. looked up by version, as NCCL and UCX do */
+	void *lib = dlopen("libibverbs.so.1", RTLD_NOW);
+	CHECK(lib != NULL, "dlopen libibverbs.so.1", errno);
+	struct ibv_device **(*get_list)(int *) = (struct ibv_device **(*)(int *))dlvsym(lib, "ibv_get_device_list", "IBVERBS_1.1");
+	CHECK(get_list != NULL, "dlvsym ibv_get_device_list@IBVERBS_1.1", ENOENT);
+	int n = 0;
+	struct ibv_device **list = get_list(&n);
+	CHECK(list != NULL && n == 1 && strcmp(ibv_get_device_name(list[0]), "jroce0") == 0, "one device, jroce0", errno);
+
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	CHECK(ctx != NULL, "ibv_open_device", errno);
+	struct ibv_port_attr port;
+	CHECK(ibv_query_port(ctx, 1, &port) == 0 && port.state == IBV_PORT_ACTIVE && port.link_layer == IBV_LINK_LAYER_ETHERNET,
+	      "port 1 active, Ethernet", errno);
+	CHECK(ibv_query_port(ctx, 2, &port) == EINVAL, "port 2 does not exist", EINVAL);
+	union ibv_gid gid;
+	CHECK(ibv_query_gid(ctx, 1, 1, &gid) == 0, "GID 1", errno);
+	CHECK(ibv_query_gid(ctx, 1, 2, &gid) != 0, "GID 2 does not exist", 0);
+	ibv_query_gid(ctx, 1, 1, &gid);
+
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	CHECK(pd != NULL, "ibv_alloc_pd (starts the endpoint)", errno);
+
+	/* fork(): the child has no endpoint (the VM's threads stayed in the parent) and is told so; the parent goes on */
+	fflush(stdout);
+	pid_t child = fork();
+	if (child == 0) {
+		struct ibv_pd *p = ibv_alloc_pd(ctx);
+		_exit(p == NULL && errno == EIO ? 0 : 1);
+	}
+	int status = 0;
+	CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "after fork() the child's verbs fail with EIO", status);
+	static char buf[2][8192] __attribute__((aligned(4096)));
+	struct ibv_mr *none = ibv_reg_mr(pd, buf[0], 0, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(none == NULL && errno == EINVAL, "a zero-length region is EINVAL", errno);
+	struct ibv_mr *mr[2];
+	for (int i = 0; i < 2; i++) {
+		mr[i] = ibv_reg_mr(pd, buf[i], sizeof(buf[i]), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		CHECK(mr[i] != NULL && mr[i]->addr == buf[i], "ibv_reg_mr over the program's buffer", errno);
+	}
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	CHECK(cq != NULL, "ibv_create_cq", errno);
+	struct ibv_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					 .cap = { .max_send_wr = 8, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1,
+						  .max_inline_data = 64 } };
+	struct ibv_qp *qp[2];
+	for (int i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp(pd, &init);
+		CHECK(qp[i] != NULL, "ibv_create_qp", errno);
+	}
+	struct ibv_wc wc;
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "an empty CQ polls 0", 0);
+
+	/* 2. bad use, in RESET */
+	struct ibv_sge sge = { .addr = (uintptr_t)buf[0], .length = 64, .lkey = mr[0]->lkey };
+	struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad = NULL;
+	int rc = ibv_post_send(qp[0], &swr, &bad);
+	CHECK(rc == EINVAL && bad == &swr, "a send on a QP in RESET is EINVAL, bad_wr the first", rc);
+
+	to_rts(qp[0], qp[1]->qp_num, &gid);
+	to_rts(qp[1], qp[0]->qp_num, &gid);
+
+	/* a receive queue of 2: the third receive of a chain is refused with ENOMEM, the first two are posted */
+	struct ibv_sge rsge = { .addr = (uintptr_t)buf[1], .length = 4096, .lkey = mr[1]->lkey };
+	struct ibv_recv_wr r[3];
+	for (int i = 0; i < 3; i++)
+		r[i] = (struct ibv_recv_wr){ .wr_id = 100 + i, .sg_list = &rsge, .num_sge = 1, .next = i < 2 ? &r[i + 1] : NULL };
+	struct ibv_recv_wr *rbad = NULL;
+	rc = ibv_post_recv(qp[1], &r[0], &rbad);
+	CHECK(rc == ENOMEM && rbad == &r[2], "a full receive queue is ENOMEM, bad_wr the third", rc);
+
+	/* a chain whose second WR has an unknown lkey: the first is posted, bad_wr is the second */
+	memset(buf[0], 0x5a, 64);
+	struct ibv_sge badsge = sge;
+	badsge.lkey = mr[0]->lkey ^ 0x55aa55aa;
+	struct ibv_send_wr second = swr;
+	second.wr_id = 2;
+	second.sg_list = &badsge;
+	struct ibv_send_wr first = swr;
+	first.next = &second;
+	rc = ibv_post_send(qp[0], &first, &bad);
+	CHECK(rc == EINVAL && bad == &second, "an unknown lkey stops the chain at that WR", rc);
+
+	/* the first WR was posted: a SEND of 64 bytes of 0x5a, received into buf[1] */
+	int sends = 0, recvs = 0;
+	while (sends + recvs < 2) {
+		CHECK(poll_one(cq, &wc) == 1, "a completion", 0);
+		if (wc.status != IBV_WC_SUCCESS)
+			fail(ibv_wc_status_str(wc.status), (int)wc.status);
+		if (wc.opcode == IBV_WC_SEND && wc.wr_id == 1)
+			sends++;
+		else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 100 && wc.byte_len == 64)
+			recvs++;
+		else
+			fail("an unexpected completion", (int)wc.opcode);
+	}
+	int same = 1;
+	for (int i = 0; i < 64; i++)
+		same &= buf[1][i] == 0x5a;
+	CHECK(same, "SEND: the receiver's buffer holds the sender's bytes", 0);
+
+	/* RDMA WRITE of 4096 bytes into the other QP's region: it lands in the program's own buffer */
+	for (int i = 0; i < 4096; i++)
+		buf[0][i] = (char)(i * 7 + 3);
+	struct ibv_sge wsge = { .addr = (uintptr_t)buf[0], .length = 4096, .lkey = mr[0]->lkey };
+	struct ibv_send_wr w = { .wr_id = 3, .sg_list = &wsge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED };
+	w.wr.rdma.remote_addr = (uintptr_t)buf[1] + 4096;
+	w.wr.rdma.rkey = mr[1]->rkey;
+	rc = ibv_post_send(qp[0], &w, &bad);
+	CHECK(rc == 0, "post RDMA WRITE", rc);
+	CHECK(poll_one(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 3 && wc.opcode == IBV_WC_RDMA_WRITE,
+	      "RDMA WRITE completes", (int)wc.status);
+	CHECK(memcmp(buf[0], buf[1] + 4096, 4096) == 0, "RDMA WRITE: the bytes are in the target's buffer", 0);
+
+	/* an inline SEND from memory no region covers, the lkey ignored (verbs.h, IBV_SEND_INLINE), into the
+	 * receive still posted (wr 101) */
+	char local[32];
+	for (int i = 0; i < 32; i++)
+		local[i] = (char)(0xc0 + i);
+	struct ibv_sge isge = { .addr = (uintptr_t)local, .length = 32, .lkey = 0 };
+	struct ibv_send_wr iwr = { .wr_id = 5, .sg_list = &isge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
+	rc = ibv_post_send(qp[0], &iwr, &bad);
+	CHECK(rc == 0, "post an inline SEND from unregistered memory", rc);
+	memset(local, 0, sizeof(local)); /* the data was taken at post time */
+	for (int got = 0; got < 2;) {
+		CHECK(poll_one(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && (wc.wr_id == 5 || (wc.wr_id == 101 && wc.byte_len == 32)),
+		      "inline SEND: a completion", (int)wc.status);
+		got++;
+	}
+	int inl = 1;
+	for (int i = 0; i < 32; i++)
+		inl &= buf[1][i] == (char)(0xc0 + i);
+	CHECK(inl, "inline SEND: the receiver has the bytes as they were at post time", 0);
+
+	/* an RDMA WRITE with a wrong rkey: the responder refuses it, the requester's QP goes to the error state
+	 * and the program hears of it on the context's async_fd (IBV_EVENT_QP_FATAL) */
+	w.wr_id = 4;
+	w.wr.rdma.rkey = mr[1]->rkey ^ 0x00ff00ff;
+	rc = ibv_post_send(qp[0], &w, &bad);
+	CHECK(rc == 0, "post RDMA WRITE with a wrong rkey", rc);
+	/* the responder's QP fails too (rdma_rxe does the same): its posted receive, wr 101, is flushed */
+	do
+		CHECK(poll_one(cq, &wc) == 1 && (wc.wr_id == 4 || (wc.wr_id == 101 && wc.status == IBV_WC_WR_FLUSH_ERR)),
+		      "a completion of the failed WRITE or the flushed receive", (int)wc.status);
+	while (wc.wr_id != 4);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR, "the WRITE completes with a remote access error", (int)wc.status);
+	struct ibv_async_event ev;
+	int fatal0 = 0;
+	for (int i = 0; i < 2 && !fatal0; i++) {
+		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+		CHECK(poll(&pfd, 1, 30000) == 1, "async_fd becomes readable", errno);
+		CHECK(ibv_get_async_event(ctx, &ev) == 0 && ev.event_type == IBV_EVENT_QP_FATAL
+		      && (ev.element.qp == qp[0] || ev.element.qp == qp[1]), "ibv_get_async_event: QP_FATAL on a QP", (int)ev.event_type);
+		fatal0 = ev.element.qp == qp[0];
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(fatal0, "the requester's QP had QP_FATAL", 0);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	CHECK(ibv_query_qp(qp[0], &qa, IBV_QP_STATE, &qi) == 0 && qa.qp_state == IBV_QPS_ERR && qi.cap.max_inline_data == 64,
+	      "ibv_query_qp: the QP is in ERR now", (int)qa.qp_state);
+	CHECK(qp[0]->events_completed == 1, "ibv_ack_async_event counts on the QP", 0);
+
+	CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ its QPs still use is EBUSY", EBUSY);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD with QPs and MRs is EBUSY", EBUSY);
+	for (int i = 0; i < 2; i++)
+		CHECK(ibv_destroy_qp(qp[i]) == 0, "ibv_destroy_qp", errno);
+	CHECK(ibv_destroy_cq(cq) == 0, "ibv_destroy_cq", errno);
+	for (int i = 0; i < 2; i++)
+		CHECK(ibv_dereg_mr(mr[i]) == 0, "ibv_dereg_mr", errno);
+	CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd", errno);
+	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device", errno);
+	ibv_free_device_list(list);
+	printf("all ok\n");
+	return 0;
+}
