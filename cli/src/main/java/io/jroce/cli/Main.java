@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.cli.conform.ConformCommand;
 import io.jroce.cli.demo.DemoCommand;
 import io.jroce.cli.inspect.InspectCommand;
 import io.jroce.cli.perf.PerfCommand;
@@ -42,6 +43,7 @@ import java.util.concurrent.Callable;
             PerfCommand.class,
             RpingCommand.class,
             NodeCommand.class,
+            ConformCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,
         })
