@@ -21,6 +21,8 @@ final class Probe {
     private final long timeoutNanos;
     private final long lingerNanos;
     private int epsn;
+    /** The PSN the peer was last seen to expect (where the running case began). */
+    private int confirmed;
     /** Requests the peer sent us meanwhile (ignored). */
     long peerRequests;
 
@@ -31,6 +33,7 @@ final class Probe {
         this.timeoutNanos = timeoutNanos;
         this.lingerNanos = Math.min(timeoutNanos / 10, 20_000_000L);
         this.epsn = local.psn();
+        this.confirmed = epsn;
     }
 
     /** The PSN the peer's responder expects next. */
@@ -166,22 +169,37 @@ final class Probe {
 
     /**
      * Checks that the peer's QP still answers at the expected PSN, and finds that PSN again if a case left it
-     * elsewhere: a zero-length request (RDMA WRITE, else READ, else SEND; IBTA 9.4: a zero-length operation needs
-     * no valid R_Key) must be answered at {@link #epsn}; a PSN sequence error NAK names the PSN the peer expects,
-     * which is then tried once. Returns false when the peer does not answer.
+     * elsewhere. The probe is a zero-length request (RDMA WRITE, else READ, else SEND; IBTA 9.4: a zero-length
+     * operation needs no valid R_Key): answered at its own PSN, the PSN was right; a PSN sequence error NAK names the
+     * PSN the peer expects; an ACK of an earlier PSN means the probe was a duplicate, re-acknowledged with the last
+     * PSN the peer executed (IBTA 9.7.5.1, C9-105), so the peer expects the next one. Silence after a sequence error
+     * NAK (the peer drops the rest of the gap, rxe_resp.c check_psn) is met by probing again at the PSN where the
+     * last case began. Returns false when the peer does not answer.
      */
     boolean resync() throws IOException {
-        for (int attempt = 0; attempt < 2; attempt++) {
-            int psn = epsn;
-            List<Reply> rs = exchange(1, ping(psn));
-            if (rs.isEmpty()) return false;
+        int at = epsn;
+        for (int attempt = 0; attempt < 8; attempt++) {
+            List<Reply> rs = exchange(1, ping(at));
+            if (rs.isEmpty()) {
+                if (at != confirmed && writePing()) {
+                    at = confirmed;
+                    continue;
+                }
+                return false;
+            }
             Reply r = rs.get(0);
-            if (r.psn() == psn && (r.kind().equals("ACK") || r.kind().equals("READ-ONLY") || r.kind().equals("RNR"))) {
-                if (!r.kind().equals("RNR")) take(1);
+            if (r.kind().equals("RNR") && r.psn() == at) {
+                epsn = at; // an RNR NAKed request is dropped: the peer still expects it
+                confirmed = epsn;
                 return true;
             }
-            if (r.kind().equals("NAK-SEQ")) {
-                epsn = r.psn();
+            if ((r.kind().equals("ACK") || r.kind().equals("READ-ONLY")) && r.psn() == at) {
+                epsn = Psn.next(at);
+                confirmed = epsn;
+                return true;
+            }
+            if (r.kind().equals("ACK") && Psn.isBefore(r.psn(), at) || r.kind().equals("NAK-SEQ")) {
+                at = r.kind().equals("ACK") ? Psn.next(r.psn()) : r.psn();
                 continue;
             }
             return false;
@@ -189,8 +207,12 @@ final class Probe {
         return false;
     }
 
+    private boolean writePing() {
+        return target.grants(Target.Access.WRITE) || target.region() == null && !target.receives();
+    }
+
     private Packet ping(int psn) {
-        if (target.grants(Target.Access.WRITE) || target.region() == null && !target.receives()) {
+        if (writePing()) {
             return packet(Opcode.RC_RDMA_WRITE_ONLY, psn).ackReq(true).reth(0, 0, 0);
         }
         if (target.grants(Target.Access.READ)) return read(psn, 0, 0, 0);

@@ -52,6 +52,64 @@ class ConformCommandTest {
         }
     }
 
+    /** A peer that acknowledges everything is caught exactly where an ACK is the wrong answer, and the run exits 1. */
+    @Test
+    void aPeerThatAcknowledgesEverythingDeparts() throws Exception {
+        String stub = "127.0.26.3";
+        try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub))) {
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "150ms",
+                    "--only", "write.zero,psn.ahead.far,hdr.bad-tver,hdr.reserved-opcode,resp.unsolicited-ack", stub);
+            System.out.println(r.out());
+            assertEquals(1, r.exit(), r.err());
+            Map<String, String> lines = new LinkedHashMap<>();
+            for (String l : r.outLines()) {
+                String[] f = l.trim().split("\\s{1,}", 5);
+                if (f.length >= 4 && f[1].contains(".")) lines.put(f[1], f[2] + " " + f[3]);
+            }
+            Map<String, String> want = new LinkedHashMap<>();
+            want.put("write.zero", "conforms ACK+0");
+            want.put("psn.ahead.far", "departs ACK+0"); // a PSN sequence error NAK was due
+            want.put("hdr.bad-tver", "departs ACK+0"); // the packet had to be dropped
+            want.put("resp.unsolicited-ack", "conforms none");
+            want.put("hdr.reserved-opcode", "conforms none");
+            assertEquals(want.keySet(), lines.keySet(), r.out());
+            for (Map.Entry<String, String> e : want.entrySet()) assertEquals(e.getValue(), lines.get(e.getKey()), e.getKey());
+            assertTrue(r.out().contains("summary: 5 cases: 3 conform, 2 depart, 0 cannot tell"), r.out());
+            assertTrue(r.out().contains("(IBTA 9.7.5.1 PSN sequence error; rxe_resp.c check_psn)"), r.out());
+        }
+    }
+
+    /**
+     * Through the perftest exchange: a jroce perf write server. Its buffer grants remote write only, so the cases
+     * that need READ or atomics cannot tell; none departs, and the server ends its test normally afterwards.
+     */
+    @Test
+    void aJrocePerfWriteServerConformsThroughThePerftestExchange() throws Exception {
+        String server = "127.0.26.4";
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, InetAddress.getByName(server))) {
+            port = s.getLocalPort();
+        }
+        java.util.concurrent.CompletableFuture<Cli.Result> srv = java.util.concurrent.CompletableFuture.supplyAsync(() ->
+                Cli.run("perf", "write", "--bind", server, "-p", "" + port, "-x", "0", "--timeout", "60"));
+        Cli.Result r = Cli.run("conform", "--via", "perftest-write", "--bind", TESTER, "--port", "" + port, "--case-timeout", "150ms",
+                "--json", server);
+        System.out.println(r.out());
+        Cli.Result s = srv.get(60, TimeUnit.SECONDS);
+        assertEquals(0, r.exit(), r.err());
+        assertEquals(0, s.exit(), "perf server: " + s.err());
+        Map<String, Object> top = Json.object(r.out());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> cases = (List<Map<String, Object>>) top.get("cases");
+        Map<String, String> verdicts = new LinkedHashMap<>();
+        for (Map<String, Object> c : cases) verdicts.put((String) c.get("id"), (String) c.get("verdict"));
+        assertTrue(!verdicts.containsValue("departs"), verdicts.toString());
+        for (String id : List.of("write.only", "write.multi", "dup.write", "psn.ahead", "psn.resume", "hdr.bad-icrc", "err.rkey.write")) {
+            assertEquals("conforms", verdicts.get(id), id + " in " + verdicts);
+        }
+        assertEquals("cannot tell", verdicts.get("read.only"));
+    }
+
     @Test
     void listsTheCatalogue() {
         Cli.Result r = Cli.run("conform", "--list");
