@@ -16,11 +16,16 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import io.jroce.wire.pcap.PcapWriter;
+
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /**
@@ -121,6 +126,17 @@ public final class ConformCommand implements Callable<Integer> {
     @Option(names = "--json", description = "One JSON object with every case instead of the table.")
     boolean json;
 
+    @Option(names = "--junit", paramLabel = "FILE", description = "Also write the verdicts as JUnit XML (a departure is a failure, "
+            + "a case that cannot tell is skipped).")
+    Path junit;
+
+    @Option(names = "--compare", paramLabel = "REF.json", description = "List the cases whose answer differs from a run recorded "
+            + "with --json (e.g. one against rdma_rxe).")
+    Path compare;
+
+    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every datagram the tester sends and receives to this pcap file.")
+    Path pcap;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
@@ -143,6 +159,14 @@ public final class ConformCommand implements Callable<Integer> {
         if (caseTimeout.toMillis() < 10 || caseTimeout.toSeconds() > 60) throw new ParameterException(spec.commandLine(), "--case-timeout must be 10ms..60s");
         if ((region != null || roRegion != null) && v != Via.JROCE) throw new ParameterException(spec.commandLine(), "--region and --ro-region are for --via jroce");
         if (regionLength != null && !v.name.startsWith("perftest")) throw new ParameterException(spec.commandLine(), "--region-length is for --via perftest-*");
+        Map<String, String> reference = null;
+        if (compare != null) {
+            try {
+                reference = Reference.read(compare);
+            } catch (IOException e) {
+                throw new ParameterException(spec.commandLine(), "--compare: " + e.getMessage());
+            }
+        }
         InetAddress peer = DeviceOptions.address(spec, host, "HOST");
         InetAddress local = bind != null ? DeviceOptions.address(spec, bind, "--bind") : LocalAddress.towards(peer);
         if (bind != null) DeviceOptions.checkLocal(spec, local);
@@ -157,17 +181,25 @@ public final class ConformCommand implements Callable<Integer> {
         HookCommand hook = restartHook == null ? null : new HookCommand(restartHook, connectTimeout);
         List<Case.Result> results;
         String stopped;
-        try (RawPort raw = new RawPort(local, rocePort)) {
+        try (RawPort raw = new RawPort(local, rocePort);
+             PcapWriter capture = pcap == null ? null : new PcapWriter(pcap)) {
+            if (capture != null) raw.capture(capture);
             ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), reconnect || hook != null, hook,
                     json ? null : out);
             results = run.run(cases);
             stopped = run.stopped;
+            if (raw.captureFailed() != null) spec.commandLine().getErr().println("conform: --pcap stopped early: " + raw.captureFailed());
         } finally {
             link.close();
         }
         String name = link.describe() + " from " + IpText.of(local);
-        if (json) out.println(ConformReport.json(name, results));
-        else ConformReport.table(out, name, results);
+        List<Reference.Difference> diffs = reference == null ? null : Reference.differences(results, reference);
+        if (json) out.println(ConformReport.json(name, results, compare == null ? null : compare.toString(), diffs));
+        else {
+            ConformReport.table(out, name, results);
+            if (diffs != null) ConformReport.differences(out, compare.toString(), diffs);
+        }
+        if (junit != null) JunitReport.write(junit, name, results);
         out.flush();
         if (stopped != null) {
             spec.commandLine().getErr().println("conform: " + stopped);

@@ -42,7 +42,13 @@ final class ConformReport {
         out.println("summary: " + summary(rs));
     }
 
-    static String json(String peer, List<Case.Result> rs) {
+    /** After the table: the cases whose answer differs from the recorded run. */
+    static void differences(PrintWriter out, String ref, List<Reference.Difference> ds) {
+        out.println("compared with " + ref + ": " + ds.size() + (ds.size() == 1 ? " case differs" : " cases differ"));
+        for (Reference.Difference d : ds) out.printf("  %-26s now %s, recorded %s%n", d.id(), d.now(), d.then());
+    }
+
+    static String json(String peer, List<Case.Result> rs, String ref, List<Reference.Difference> ds) {
         Map<String, Object> top = new LinkedHashMap<>();
         top.put("peer", peer);
         List<Object> cases = new ArrayList<>();
@@ -67,6 +73,20 @@ final class ConformReport {
         s.put("departs", count(rs, Case.Verdict.DEPARTS));
         s.put("cannot_tell", count(rs, Case.Verdict.CANNOT_TELL));
         top.put("summary", s);
+        if (ds != null) {
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("reference", ref);
+            List<Object> l = new ArrayList<>();
+            for (Reference.Difference d : ds) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", d.id());
+                m.put("now", d.now());
+                m.put("recorded", d.then());
+                l.add(m);
+            }
+            c.put("differences", l);
+            top.put("compare", c);
+        }
         return Json.toJson(top);
     }
 }

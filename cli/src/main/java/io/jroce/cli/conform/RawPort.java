@@ -15,9 +15,12 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.unix.IntegerUnixChannelOption;
+import io.jroce.wire.Icrc;
+import io.jroce.wire.pcap.PcapWriter;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -50,6 +53,8 @@ final class RawPort implements Closeable {
     private final AtomicLong received = new AtomicLong();
     private final InetSocketAddress local;
     private long sent;
+    private volatile PcapWriter pcap;
+    private volatile String captureFailed;
 
     RawPort(InetAddress bind, int port) throws IOException {
         boolean epoll = Epoll.isAvailable();
@@ -63,6 +68,7 @@ final class RawPort implements Closeable {
                         byte[] bytes = new byte[c.readableBytes()];
                         c.getBytes(c.readerIndex(), bytes);
                         received.incrementAndGet();
+                        record(bytes, p.sender(), local, true);
                         if (!inbox.offer(new Datagram(bytes, p.sender()))) overflow.incrementAndGet();
                     }
                 });
@@ -91,6 +97,40 @@ final class RawPort implements Closeable {
             throw new IOException("cannot send to " + to + ": " + e.getMessage(), e);
         }
         sent++;
+        record(datagram, local, to, false);
+    }
+
+    /** {@code --pcap}: keep every datagram sent and received from now on. */
+    void capture(PcapWriter w) {
+        pcap = w;
+    }
+
+    /**
+     * One datagram as an Ethernet frame. Ours left with IPv4 ID 0 and DF; for the peer's the ID is the one its ICRC
+     * was computed over (solved as the endpoint's receiver does), so Wireshark's ICRC check agrees.
+     */
+    private void record(byte[] d, InetSocketAddress from, InetSocketAddress to, boolean inbound) {
+        PcapWriter w = pcap;
+        if (w == null) return;
+        try {
+            ByteBuf b = Unpooled.wrappedBuffer(d);
+            long now = TimeUnit.MILLISECONDS.toNanos(System.currentTimeMillis());
+            if (from.getAddress() instanceof Inet4Address f4 && to.getAddress() instanceof Inet4Address t4) {
+                int id = inbound ? Math.max(0, new Icrc().verifyIpv4UnknownId(Packet.ipv4(f4), Packet.ipv4(t4), from.getPort(), to.getPort(),
+                        b, 0, d.length)) : 0;
+                w.writeUdpIpv4(now, Packet.ipv4(f4), from.getPort(), Packet.ipv4(t4), to.getPort(), id, Icrc.IPV4_DF, b, 0, d.length);
+            } else {
+                w.writeUdpIpv6(now, from.getAddress().getAddress(), from.getPort(), to.getAddress().getAddress(), to.getPort(), b, 0, d.length);
+            }
+        } catch (IOException | RuntimeException e) {
+            captureFailed = e.getMessage();
+            pcap = null;
+        }
+    }
+
+    /** Why the capture stopped early, or null. */
+    String captureFailed() {
+        return captureFailed;
     }
 
     /** The next datagram within {@code nanos}, or null. */

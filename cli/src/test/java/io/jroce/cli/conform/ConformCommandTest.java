@@ -79,6 +79,41 @@ class ConformCommandTest {
         }
     }
 
+    /** --junit, --compare and --pcap on a short run against the same broken peer. */
+    @Test
+    void writesJunitComparesWithARecordingAndCaptures(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String stub = "127.0.26.3";
+        java.nio.file.Path ref = dir.resolve("ref.json");
+        java.nio.file.Files.writeString(ref, "{\"peer\":\"recorded\",\"cases\":[{\"id\":\"write.zero\",\"observed\":\"ACK+0\"},"
+                + "{\"id\":\"psn.ahead.far\",\"observed\":\"NAK-SEQ-4194304\"}]}");
+        java.nio.file.Path junit = dir.resolve("conform.xml");
+        java.nio.file.Path pcap = dir.resolve("conform.pcap");
+        try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub))) {
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "150ms", "--json",
+                    "--only", "write.zero,psn.ahead.far,resp.unsolicited-ack", "--junit", junit.toString(), "--pcap", pcap.toString(),
+                    "--compare", ref.toString(), stub);
+            assertEquals(1, r.exit(), r.err());
+            Map<String, Object> top = Json.object(r.out());
+            @SuppressWarnings("unchecked")
+            Map<String, Object> cmp = (Map<String, Object>) top.get("compare");
+            assertEquals(List.of(Map.of("id", "psn.ahead.far", "now", "ACK+0", "recorded", "NAK-SEQ-4194304"),
+                    Map.of("id", "resp.unsolicited-ack", "now", "none", "recorded", "absent")), cmp.get("differences"));
+        }
+        String xml = java.nio.file.Files.readString(junit);
+        assertTrue(xml.contains("<testsuite name=\"jroce conform jroce node at 127.0.26.3"), xml);
+        assertTrue(xml.contains("tests=\"3\" failures=\"1\" skipped=\"0\""), xml);
+        assertTrue(xml.contains("<testcase classname=\"conform.rc-request\" name=\"psn.ahead.far\">\n    <failure message=\"observed ACK+0, "
+                + "expected NAK-SEQ-4194304\">"), xml);
+        // every datagram of the run, ours and the peer's, with an ICRC Wireshark and jroce inspect verify
+        Cli.Result inspect = Cli.run("inspect", pcap.toString());
+        assertEquals(0, inspect.exit(), inspect.out() + inspect.err());
+        assertTrue(inspect.out().contains("RC_ACKNOWLEDGE"), inspect.out());
+        assertTrue(inspect.out().contains("RC_RDMA_WRITE_ONLY"), inspect.out());
+        Cli.Result bad = Cli.run("conform", "--compare", junit.toString(), stub);
+        assertEquals(2, bad.exit());
+        assertTrue(bad.err().contains("is not JSON"), bad.err());
+    }
+
     /**
      * Through the perftest exchange: a jroce perf write server. Its buffer grants remote write only, so the cases
      * that need READ or atomics cannot tell; none departs, and the server ends its test normally afterwards.
