@@ -23,6 +23,8 @@ final class Probe {
     private int epsn;
     /** The PSN the peer was last seen to expect (where the running case began). */
     private int confirmed;
+    /** The PSN the last RNR or sequence error NAK named, -1 when none since the last resync. */
+    private int waitsAt = -1;
     /** Requests the peer sent us meanwhile (ignored). */
     long peerRequests;
 
@@ -121,6 +123,8 @@ final class Probe {
                     continue;
                 }
                 out.add(r);
+                // an RNR NAK or a sequence error NAK names the PSN the peer waits for: where resync starts
+                if (r.kind().equals("RNR") || r.kind().equals("NAK-SEQ")) waitsAt = r.psn();
                 if (!lingering && want > 0 && out.size() >= want) {
                     lingering = true;
                     deadline = System.nanoTime() + lingerNanos;
@@ -172,12 +176,21 @@ final class Probe {
      * elsewhere. The probe is a zero-length request (RDMA WRITE, else READ, else SEND; IBTA 9.4: a zero-length
      * operation needs no valid R_Key): answered at its own PSN, the PSN was right; a PSN sequence error NAK names the
      * PSN the peer expects; an ACK of an earlier PSN means the probe was a duplicate, re-acknowledged with the last
-     * PSN the peer executed (IBTA 9.7.5.1, C9-105), so the peer expects the next one. Silence after a sequence error
+     * PSN the peer executed (IBTA 9.7.5.1, C9-105), so the peer expects the next one. The probe starts at the PSN
+     * the case's last RNR or sequence error NAK named, if any, else at {@link #epsn}. Silence after a sequence error
      * NAK (the peer drops the rest of the gap, rxe_resp.c check_psn) is met by probing again at the PSN where the
      * last case began. Returns false when the peer does not answer.
      */
     boolean resync() throws IOException {
-        int at = epsn;
+        int at = waitsAt >= 0 ? waitsAt : epsn;
+        try {
+            return probeFrom(at);
+        } finally {
+            waitsAt = -1; // the probes' own NAKs were handled here
+        }
+    }
+
+    private boolean probeFrom(int at) throws IOException {
         for (int attempt = 0; attempt < 8; attempt++) {
             List<Reply> rs = exchange(1, ping(at));
             if (rs.isEmpty()) {

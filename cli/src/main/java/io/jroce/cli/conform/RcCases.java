@@ -36,8 +36,9 @@ final class RcCases {
                     return Case.Outcome.of(a + memory(p, slot(p, 0), d, null));
                 }));
         cs.add(c("write.zero", Case.RC, "RDMA WRITE Only of 0 bytes with VA 0 and R_Key 0", "IBTA 9.4.3 (a zero-length RDMA WRITE checks no R_Key)",
-                RESP + "check_rkey (zero-byte op)", List.of("ACK+0"), p -> {
-                    if (p.target.region() == null) return Case.Outcome.cannotTell("the peer published no memory region");
+                RESP + "check_op_valid (the QP must allow remote write), check_rkey (zero-byte op)", List.of("ACK+0"), p -> {
+                    Case.Outcome no = needs(p, Target.Access.WRITE);
+                    if (no != null) return no;
                     int psn = p.take(1);
                     return Case.Outcome.of(Reply.normalised(p.exchange(1, p.packet(Opcode.RC_RDMA_WRITE_ONLY, psn).ackReq(true).reth(0, 0, 0)), psn));
                 }));
