@@ -184,7 +184,8 @@ public final class ConformCommand implements Callable<Integer> {
         try (RawPort raw = new RawPort(local, rocePort);
              PcapWriter capture = pcap == null ? null : new PcapWriter(pcap)) {
             if (capture != null) raw.capture(capture);
-            ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), reconnect || hook != null, hook,
+            ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), connectTimeout.toNanos(),
+                    reconnect || hook != null, hook,
                     json ? null : out);
             results = run.run(cases);
             stopped = run.stopped;

@@ -18,12 +18,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * flight and the rate is bounded by the peer's own answers and the per-case timeout.
  */
 final class ConformRun {
-    private static final int READY_PINGS = 5;
     private final PeerLink link;
     private final RawPort port;
     private final Gid gid;
     private final int mtu;
     private final long timeoutNanos;
+    private final long readyNanos;
     private final boolean reconnect;
     private final HookCommand hook;
     private final PrintWriter log;
@@ -31,7 +31,9 @@ final class ConformRun {
     private Probe probe;
     String stopped;
 
-    ConformRun(PeerLink link, RawPort port, Gid gid, int mtu, long timeoutNanos, boolean reconnect, HookCommand hook, PrintWriter log) {
+    ConformRun(PeerLink link, RawPort port, Gid gid, int mtu, long timeoutNanos, long readyNanos, boolean reconnect, HookCommand hook,
+               PrintWriter log) {
+        this.readyNanos = readyNanos;
         this.link = link;
         this.port = port;
         this.gid = gid;
@@ -93,6 +95,10 @@ final class ConformRun {
         return out;
     }
 
+    private static String where(Target t) {
+        return "UDP " + io.jroce.wire.IpText.of(t.roce().getAddress()) + " port " + t.roce().getPort();
+    }
+
     private void open(boolean again) throws IOException {
         if (again) {
             link.close();
@@ -103,13 +109,20 @@ final class ConformRun {
         probe = new Probe(port, t, local, timeoutNanos);
         // the peer may move its QP to RTR only after its side of the exchange (a jroce node does), so the first
         // packets can arrive before the QP takes them: ping until it answers at the first PSN
+        // (a peer just started may also take a while for its first packets): ping until it answers, within the
+        // connect timeout
+        long deadline = System.nanoTime() + readyNanos;
         boolean ready = false;
-        for (int i = 0; i < READY_PINGS && !ready; i++) ready = probe.resync();
-        if (!ready) throw new IOException("the peer's QP 0x" + Integer.toHexString(t.qpn()) + " at " + t.roce()
-                + " did not answer " + READY_PINGS + " zero-length requests: check that RoCE packets can reach it (--bind, --roce-port, firewall)");
+        int pings = 0;
+        while (!ready && (pings < 2 || System.nanoTime() < deadline)) {
+            ready = probe.resync();
+            pings++;
+        }
+        if (!ready) throw new IOException("the peer's QP 0x" + Integer.toHexString(t.qpn()) + " at " + where(t)
+                + " did not answer " + pings + " zero-length requests: check that RoCE packets can reach it (--bind, --roce-port, firewall)");
         if (log != null) {
             log.printf("# %s: peer QPN 0x%06x at %s, our QPN 0x%06x, first PSN 0x%06x, MTU %d%s%n", link.describe(), t.qpn(),
-                    t.roce(), local.qpn(), local.psn(), mtu, again ? " (fresh QP)" : "");
+                    where(t), local.qpn(), local.psn(), mtu, again ? " (fresh QP)" : "");
             log.flush();
         }
     }
