@@ -69,7 +69,13 @@ final class ConformRun {
                     continue;
                 }
             }
-            Case.Outcome o = c.body().run(probe);
+            Case.Outcome o;
+            try {
+                o = c.body().run(probe);
+            } catch (RuntimeException e) {
+                // a fault of the tester, not of the peer: shown, and the run goes on
+                o = Case.Outcome.cannotTell("the tester failed: " + io.jroce.cli.Main.describe(e));
+            }
             Case.Result r = c.judge(o);
             if (c.fatal()) {
                 qpMayBeInError = true;

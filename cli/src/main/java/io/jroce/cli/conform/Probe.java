@@ -1,5 +1,6 @@
 package io.jroce.cli.conform;
 
+import io.jroce.wire.Aeth;
 import io.jroce.wire.Opcode;
 import io.jroce.wire.Psn;
 
@@ -12,7 +13,7 @@ import java.util.List;
  * One connection to the peer's QP from the cases' side: our raw port, the peer's QP and the PSN it expects next
  * from us ({@link #epsn}), with the steps every case is made of: build a packet, send it, collect what comes back
  * for it within the case timeout. Answers are the peer's packets to our QPN that are not requests (the peer's own
- * traffic, e.g. ibv_rc_pingpong's pings, is counted and left out).
+ * traffic, e.g. ibv_rc_pingpong's pings, is acknowledged, counted and left out).
  */
 final class Probe {
     private final RawPort port;
@@ -25,8 +26,9 @@ final class Probe {
     private int confirmed;
     /** The PSN the last RNR or sequence error NAK named, -1 when none since the last resync. */
     private int waitsAt = -1;
-    /** Requests the peer sent us meanwhile (ignored). */
+    /** Requests the peer sent us meanwhile (acknowledged, not executed). */
     long peerRequests;
+    private int peerMsn;
 
     Probe(RawPort port, Target target, PeerLink.Local local, long timeoutNanos) {
         this.port = port;
@@ -120,6 +122,7 @@ final class Probe {
                 if (r == null) continue;
                 if (r.request()) {
                     peerRequests++;
+                    acknowledge(r);
                     continue;
                 }
                 out.add(r);
@@ -135,6 +138,16 @@ final class Probe {
             throw new IOException("interrupted");
         }
         return out;
+    }
+
+    /**
+     * The peer's own requests (ibv_rc_pingpong's pings) are acknowledged when they ask for it, so that its
+     * requester does not exhaust its retries and take the QP under test to the error state. Nothing is executed.
+     */
+    private void acknowledge(Reply request) throws IOException {
+        if (!request.ackReq() || !request.icrcOk()) return;
+        peerMsn = (peerMsn + 1) & Aeth.MSN_MASK;
+        sendMore(Packet.of(Opcode.RC_ACKNOWLEDGE).qp(target.qpn()).psn(request.psn()).aeth(Aeth.ACK_UNLIMITED, peerMsn));
     }
 
     /** Sends and collects. */

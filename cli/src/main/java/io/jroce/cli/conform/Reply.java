@@ -29,8 +29,9 @@ import java.util.stream.Collectors;
  * @param data    READ response payload, or the 8 bytes of the original value of an ATOMIC ACKNOWLEDGE
  * @param icrcOk  whether the ICRC verified
  * @param request whether it is a request (the peer's own traffic, not an answer)
+ * @param ackReq  the BTH AckReq bit
  */
-record Reply(String kind, int psn, int msn, int syndrome, byte[] data, boolean icrcOk, boolean request) {
+record Reply(String kind, int psn, int msn, int syndrome, byte[] data, boolean icrcOk, boolean request, boolean ackReq) {
 
     /** Decodes a datagram from {@code from} to {@code to}; null when it is not a RoCE packet for {@code ourQpn}. */
     static Reply decode(byte[] bytes, InetSocketAddress from, InetSocketAddress to, int ourQpn) {
@@ -63,7 +64,7 @@ record Reply(String kind, int psn, int msn, int syndrome, byte[] data, boolean i
             }
             default -> kind = String.format("OP-0x%02x", op.code());
         }
-        return new Reply(kind, p.psn(), msn, syndrome, data, icrc, op.isRequest());
+        return new Reply(kind, p.psn(), msn, syndrome, data, icrc, op.isRequest(), p.ackReq());
     }
 
     static String aethKind(int syndrome) {
