@@ -97,6 +97,10 @@ public final class ConformCommand implements Callable<Integer> {
             description = "Bound on each out-of-band exchange (default: ${DEFAULT-VALUE}).")
     Duration connectTimeout;
 
+    @Option(names = "--peer-gid", paramLabel = "ADDR", description = "The peer's RoCE address when it is not HOST (the exchange "
+            + "on another address, e.g. perftest over IPv4 with an IPv6 GID): RoCE packets go only to HOST and this address.")
+    String peerGid;
+
     @Option(names = "--region", paramLabel = "NAME", description = "jroce: the published region to use (default: the first one).")
     String region;
 
@@ -168,6 +172,7 @@ public final class ConformCommand implements Callable<Integer> {
             }
         }
         InetAddress peer = DeviceOptions.address(spec, host, "HOST");
+        InetAddress gidAddress = peerGid == null ? null : DeviceOptions.address(spec, peerGid, "--peer-gid");
         InetAddress local = bind != null ? DeviceOptions.address(spec, bind, "--bind") : LocalAddress.towards(peer);
         if (bind != null) DeviceOptions.checkLocal(spec, local);
         PeerLink link = switch (v) {
@@ -187,6 +192,8 @@ public final class ConformCommand implements Callable<Integer> {
             ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), connectTimeout.toNanos(),
                     reconnect || hook != null, hook,
                     json ? null : out);
+            run.allowed.add(peer);
+            if (gidAddress != null) run.allowed.add(gidAddress);
             results = run.run(cases);
             stopped = run.stopped;
             if (raw.captureFailed() != null) spec.commandLine().getErr().println("conform: --pcap stopped early: " + raw.captureFailed());

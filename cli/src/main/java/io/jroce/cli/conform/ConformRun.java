@@ -27,6 +27,8 @@ final class ConformRun {
     private final boolean reconnect;
     private final HookCommand hook;
     private final PrintWriter log;
+    /** Where RoCE packets may go: HOST and --peer-gid, nothing the peer merely announces. */
+    final java.util.Set<java.net.InetAddress> allowed = new java.util.HashSet<>();
     private int nextQpn;
     private Probe probe;
     String stopped;
@@ -82,7 +84,8 @@ final class ConformRun {
                 errorCase = c.id();
             } else if (!probe.resync()) {
                 String why = "the peer stopped answering at the expected PSN after " + c.id();
-                if (r.verdict() == Case.Verdict.CONFORMS && o.observed() != null && o.observed().startsWith("none")) {
+                // silence from a peer that no longer answers at all tells nothing about the case
+                if (o.observed() != null && o.observed().startsWith("none")) {
                     r = new Case.Result(c, o.observed(), Case.Verdict.CANNOT_TELL, why);
                 }
                 if (reconnect) {
@@ -112,6 +115,11 @@ final class ConformRun {
         }
         PeerLink.Local local = new PeerLink.Local(gid, nextQpn++ & Psn.MASK, ThreadLocalRandom.current().nextInt(1 << 24), mtu);
         Target t = link.open(local);
+        if (!allowed.contains(t.roce().getAddress())) {
+            throw new IOException("the peer announced GID " + io.jroce.wire.IpText.of(t.roce().getAddress()) + ", not an address given on "
+                    + "the command line: conform sends only to HOST and --peer-gid; add --peer-gid "
+                    + io.jroce.wire.IpText.of(t.roce().getAddress()) + " if that is the peer's RoCE address");
+        }
         probe = new Probe(port, t, local, timeoutNanos);
         // the peer may move its QP to RTR only after its side of the exchange (a jroce node does), so the first
         // packets can arrive before the QP takes them: ping until it answers at the first PSN

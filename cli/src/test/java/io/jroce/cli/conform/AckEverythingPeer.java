@@ -32,13 +32,20 @@ final class AckEverythingPeer implements AutoCloseable {
     private final Thread handshake;
     private final Thread responder;
     private volatile int testerQpn = -1;
+    private final int answers;
 
     AckEverythingPeer(InetAddress address) throws IOException {
+        this(address, Integer.MAX_VALUE, null);
+    }
+
+    /** A peer that falls silent for good after {@code answers} ACKs and announces {@code gid} (null: its address). */
+    AckEverythingPeer(InetAddress address, int answers, Gid gid) throws IOException {
+        this.answers = answers;
         udp = new DatagramSocket(new InetSocketAddress(address, RoceV2.UDP_PORT));
         try (ServerSocket s = new ServerSocket(0, 1, address)) {
             tcpPort = s.getLocalPort();
         }
-        PeerInfo local = new PeerInfo(0, QPN, 0x10, Gid.of(address), 1024, 16, List.of(new RemoteRegion("buf", 0x10000, 0x77, 4096)));
+        PeerInfo local = new PeerInfo(0, QPN, 0x10, gid != null ? gid : Gid.of(address), 1024, 16, List.of(new RemoteRegion("buf", 0x10000, 0x77, 4096)));
         handshake = new Thread(() -> {
             try {
                 testerQpn = JroceHandshake.serve(address, tcpPort, local, Duration.ofSeconds(30)).qpn();
@@ -64,7 +71,7 @@ final class AckEverythingPeer implements AutoCloseable {
             } catch (IOException e) {
                 continue;
             }
-            if (dp.getLength() < 12 || testerQpn < 0) continue;
+            if (dp.getLength() < 12 || testerQpn < 0 || acked.get() >= answers) continue;
             Opcode op = Opcode.of(buf[0] & 0xFF);
             if (op == null || !op.isRc() || !op.isRequest()) continue; // reserved, UD or a response: not a request it knows
             int psn = (buf[9] & 0xFF) << 16 | (buf[10] & 0xFF) << 8 | (buf[11] & 0xFF);

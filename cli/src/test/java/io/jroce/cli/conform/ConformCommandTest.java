@@ -79,6 +79,44 @@ class ConformCommandTest {
         }
     }
 
+    /** A peer that stops answering ends the run with a message, not a hang: the cases left cannot tell. */
+    @Test
+    void aPeerThatFallsSilentEndsTheRun() throws Exception {
+        String stub = "127.0.26.3";
+        // the readiness probe, write.zero and the probe after it: 3 ACKs, then silence
+        try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub), 3, null)) {
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "100ms", "--json",
+                    "--only", "write.zero,psn.ahead", stub);
+            assertEquals(0, r.exit(), r.err());
+            assertTrue(r.err().contains("conform: the peer stopped answering at the expected PSN after psn.ahead"), r.err());
+            Map<String, Object> top = Json.object(r.out());
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> cases = (List<Map<String, Object>>) top.get("cases");
+            Map<String, String> got = new LinkedHashMap<>();
+            for (Map<String, Object> c : cases) got.put((String) c.get("id"), c.get("verdict") + ": " + c.get("note"));
+            Map<String, String> want = new LinkedHashMap<>();
+            want.put("write.zero", "conforms: null");
+            for (String id : List.of("psn.ahead", "psn.ahead.far", "psn.ahead.read", "psn.ahead.once")) {
+                want.put(id, "cannot tell: the peer stopped answering at the expected PSN after psn.ahead");
+            }
+            assertEquals(want, got);
+        }
+    }
+
+    /** RoCE packets go only to addresses on the command line, not to whatever GID the peer announces. */
+    @Test
+    void refusesAGidThatIsNotOnTheCommandLine() throws Exception {
+        String stub = "127.0.26.3";
+        try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub), Integer.MAX_VALUE,
+                io.jroce.endpoint.Gid.of(InetAddress.getByName("127.0.26.9")))) {
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, stub);
+            assertEquals(1, r.exit(), r.err());
+            assertEquals(List.of("jroce conform: the peer announced GID 127.0.26.9, not an address given on the command line: conform "
+                    + "sends only to HOST and --peer-gid; add --peer-gid 127.0.26.9 if that is the peer's RoCE address"), r.errLines());
+            assertEquals(0, peer.acked.get(), "nothing may have been sent to the peer's RoCE port");
+        }
+    }
+
     /** --junit, --compare and --pcap on a short run against the same broken peer. */
     @Test
     void writesJunitComparesWithARecordingAndCaptures(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
