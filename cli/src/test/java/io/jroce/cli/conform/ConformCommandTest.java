@@ -31,7 +31,7 @@ class ConformCommandTest {
     void jroceConformsOnEveryCase() throws Exception {
         try (JrocePeer peer = new JrocePeer(InetAddress.getByName(PEER), Mtu.MTU_1024)) {
             Cli.Result r = Cli.run("conform", "--via", "jroce", "--bind", TESTER, "--port", "" + peer.tcpPort, "--ro-region", "ro",
-                    "--reconnect", "--case-timeout", "200ms", "--json", PEER);
+                    "--reconnect", "--case-timeout", "500ms", "--json", PEER);
             System.out.println(r.out());
             System.err.println(r.err());
             Map<String, Object> top = Json.object(r.out());
@@ -57,7 +57,7 @@ class ConformCommandTest {
     void aPeerThatAcknowledgesEverythingDeparts() throws Exception {
         String stub = "127.0.26.3";
         try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub))) {
-            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "150ms",
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "500ms",
                     "--only", "write.zero,psn.ahead.far,hdr.bad-tver,hdr.reserved-opcode,resp.unsolicited-ack", stub);
             System.out.println(r.out());
             assertEquals(1, r.exit(), r.err());
@@ -85,7 +85,7 @@ class ConformCommandTest {
         String stub = "127.0.26.3";
         // the readiness probe, write.zero and the probe after it: 3 ACKs, then silence
         try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub), 3, null)) {
-            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "100ms", "--json",
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "500ms", "--json",
                     "--only", "write.zero,psn.ahead", stub);
             assertEquals(0, r.exit(), r.err());
             assertTrue(r.err().contains("conform: the peer stopped answering at the expected PSN after psn.ahead"), r.err());
@@ -127,7 +127,7 @@ class ConformCommandTest {
         java.nio.file.Path junit = dir.resolve("conform.xml");
         java.nio.file.Path pcap = dir.resolve("conform.pcap");
         try (AckEverythingPeer peer = new AckEverythingPeer(InetAddress.getByName(stub))) {
-            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "150ms", "--json",
+            Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + peer.tcpPort, "--case-timeout", "500ms", "--json",
                     "--only", "write.zero,psn.ahead.far,resp.unsolicited-ack", "--junit", junit.toString(), "--pcap", pcap.toString(),
                     "--compare", ref.toString(), stub);
             assertEquals(1, r.exit(), r.err());
@@ -165,7 +165,7 @@ class ConformCommandTest {
         }
         java.util.concurrent.CompletableFuture<Cli.Result> srv = java.util.concurrent.CompletableFuture.supplyAsync(() ->
                 Cli.run("perf", "write", "--bind", server, "-p", "" + port, "-x", "0", "--timeout", "60"));
-        Cli.Result r = Cli.run("conform", "--via", "perftest-write", "--bind", TESTER, "--port", "" + port, "--case-timeout", "150ms",
+        Cli.Result r = Cli.run("conform", "--via", "perftest-write", "--bind", TESTER, "--port", "" + port, "--case-timeout", "500ms",
                 "--json", server);
         System.out.println(r.out());
         Cli.Result s = srv.get(60, TimeUnit.SECONDS);
