@@ -122,7 +122,7 @@ final class ErrorCases {
                     return Case.Outcome.of(Reply.normalised(p.exchange(1, p.read(psn, p.target.region().va(), rkey(p), 0x80000001L)), psn));
                 }));
         cs.add(fatal("hdr.reserved-opcode", Case.HEADER, "RC opcode 0x15 (reserved) with AckReq",
-                "IBTA 9.6 header validation (reserved opcode: dropped, or refused as an invalid request)", "rxe_recv.c hdr_check; rxe_opcode.c",
+                "IBTA 9.6 header validation (reserved opcode: dropped, or refused as an invalid request)", "rxe_recv.c rxe_rcv (an opcode without a mask goes to the completer, which drops it)",
                 List.of("none", "NAK-INV+0"), p -> {
                     int psn = p.epsn();
                     return Case.Outcome.of(Reply.normalised(p.exchange(1, Packet.raw(0x15, 0).qp(p.target.qpn()).psn(psn).ackReq(true)), psn));
