@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.cli.conform.ConformCommand;
 import io.jroce.cli.exec.ExecCommand;
 import io.jroce.cli.demo.DemoCommand;
 import io.jroce.cli.inspect.InspectCommand;
@@ -49,6 +50,7 @@ import java.util.concurrent.Callable;
             PerfCommand.class,
             RpingCommand.class,
             NodeCommand.class,
+            ConformCommand.class,
             ExecCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,

@@ -1,0 +1,222 @@
+package io.jroce.cli.conform;
+
+import io.jroce.cli.Converters;
+import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.Main;
+import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.conn.PerftestHandshake;
+import io.jroce.endpoint.Gid;
+import io.jroce.endpoint.Mtu;
+import io.jroce.wire.IpText;
+import io.jroce.wire.RoceV2;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import io.jroce.wire.pcap.PcapWriter;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jroce conform}: gets a QP on a RoCEv2 peer the way the peer offers one, sends it packets built byte by
+ * byte from our own UDP socket, and judges each answer against the IBTA rules (and names where rdma_rxe implements
+ * them). Exit 0 when no case departs, 1 when one does (or the run failed), 2 for bad usage.
+ */
+@Command(name = "conform",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Conformance test of a RoCEv2 peer: get a QP on it (--via), send it requests and responses built byte by byte "
+                + "(valid ones, duplicates, PSN gaps, bad keys and lengths, corrupt headers, unsolicited responses, UD datagrams), "
+                + "and judge each answer against the InfiniBand spec: conforms, departs, or cannot tell.",
+            "Exit status: 0 when no case departs, 1 when one does, 2 for bad usage.",
+        })
+public final class ConformCommand implements Callable<Integer> {
+    enum Via {
+        JROCE("jroce"), PERFTEST_WRITE("perftest-write"), PERFTEST_READ("perftest-read"), PERFTEST_SEND("perftest-send"),
+        PERFTEST_ATOMIC("perftest-atomic"), RC_PINGPONG("rc-pingpong");
+
+        final String name;
+
+        Via(String name) {
+            this.name = name;
+        }
+
+        static Via parse(String s) {
+            for (Via v : values()) if (v.name.equals(s)) return v;
+            return null;
+        }
+
+        static String names() {
+            return String.join(", ", Arrays.stream(values()).map(v -> v.name).toList());
+        }
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(paramLabel = "HOST", arity = "0..1", description = "The peer: where its out-of-band exchange listens.")
+    String host;
+
+    @Option(names = "--via", paramLabel = "MODE", defaultValue = "jroce", description = "How the peer offers a QP: jroce (a jroce node "
+            + "that listens with publish=), perftest-write, perftest-read, perftest-send, perftest-atomic (an ib_*_bw server without -R), "
+            + "rc-pingpong (ibv_rc_pingpong -g N). Default: ${DEFAULT-VALUE}.")
+    String via;
+
+    @Option(names = "--bind", paramLabel = "ADDR", description = "Our address: our UDP socket binds the RoCE port there and it is "
+            + "our GID (default: the address the kernel routes towards HOST).")
+    String bind;
+
+    @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the exchange (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--roce-port", paramLabel = "PORT", defaultValue = "" + RoceV2.UDP_PORT, description = "UDP port of RoCE on both sides "
+            + "(default: ${DEFAULT-VALUE}).")
+    int rocePort;
+
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", converter = Converters.PathMtu.class, defaultValue = "1024",
+            description = "Path MTU: 256 .. 4096 (default: ${DEFAULT-VALUE}); the peer must use the same.")
+    Mtu mtu;
+
+    @Option(names = "--case-timeout", paramLabel = "TIME", converter = Converters.Time.class, defaultValue = "300ms",
+            description = "How long each step waits for answers (default: ${DEFAULT-VALUE}); silence for this long is the answer 'none'.")
+    Duration caseTimeout;
+
+    @Option(names = "--connect-timeout", paramLabel = "TIME", converter = Converters.Time.class, defaultValue = "10s",
+            description = "Bound on each out-of-band exchange (default: ${DEFAULT-VALUE}).")
+    Duration connectTimeout;
+
+    @Option(names = "--peer-gid", paramLabel = "ADDR", description = "The peer's RoCE address when it is not HOST (the exchange "
+            + "on another address, e.g. perftest over IPv4 with an IPv6 GID): RoCE packets go only to HOST and this address.")
+    String peerGid;
+
+    @Option(names = "--region", paramLabel = "NAME", description = "jroce: the published region to use (default: the first one).")
+    String region;
+
+    @Option(names = "--ro-region", paramLabel = "NAME", description = "jroce: a published region without remote write, for the "
+            + "access-not-granted case.")
+    String roRegion;
+
+    @Option(names = "--region-length", paramLabel = "BYTES", converter = Converters.Size.class, description = "perftest: the length of "
+            + "the server's buffer, which its exchange does not carry (default: unknown; 4096 bytes are assumed inside it).")
+    Long regionLength;
+
+    @Option(names = "--reconnect", description = "Run each case that may leave the peer's QP in the error state on a fresh QP, by "
+            + "running the exchange again (the peer must accept another client; see --restart-hook).")
+    boolean reconnect;
+
+    @Option(names = "--restart-hook", paramLabel = "CMD", description = "Shell command run before each reconnect (e.g. to start the "
+            + "perftest server again); implies --reconnect.")
+    String restartHook;
+
+    @Option(names = "--only", paramLabel = "ID", split = ",", description = "Run only the cases whose id starts with one of these "
+            + "(e.g. dup.,err.rkey).")
+    List<String> only;
+
+    @Option(names = "--list", description = "List the cases (id, group, section, rdma_rxe function) and exit.")
+    boolean list;
+
+    @Option(names = "--json", description = "One JSON object with every case instead of the table.")
+    boolean json;
+
+    @Option(names = "--junit", paramLabel = "FILE", description = "Also write the verdicts as JUnit XML (a departure is a failure, "
+            + "a case that cannot tell is skipped).")
+    Path junit;
+
+    @Option(names = "--compare", paramLabel = "REF.json", description = "List the cases whose answer differs from a run recorded "
+            + "with --json (e.g. one against rdma_rxe).")
+    Path compare;
+
+    @Option(names = "--pcap", paramLabel = "FILE", description = "Record every datagram the tester sends and receives to this pcap file.")
+    Path pcap;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        List<Case> cases = Catalogue.all();
+        if (only != null) {
+            cases = cases.stream().filter(c -> only.stream().anyMatch(o -> c.id().startsWith(o))).toList();
+            if (cases.isEmpty()) throw new ParameterException(spec.commandLine(), "--only " + String.join(",", only) + " selects no case (see --list)");
+        }
+        if (list) {
+            for (Case c : cases) out.printf("%-26s %-17s %s%s | %s | %s%n", c.id(), c.group(), c.title(), c.fatal() ? " [may leave the QP in error]" : "",
+                    c.section(), c.rxe());
+            out.flush();
+            return 0;
+        }
+        Via v = Via.parse(via);
+        if (v == null) throw new ParameterException(spec.commandLine(), "--via " + via + ": not one of " + Via.names());
+        if (host == null) throw new ParameterException(spec.commandLine(), "missing HOST, the peer to test");
+        if (port < 1 || port > 65535) throw new ParameterException(spec.commandLine(), "--port must be 1..65535");
+        if (rocePort < 1 || rocePort > 65535) throw new ParameterException(spec.commandLine(), "--roce-port must be 1..65535");
+        if (caseTimeout.toMillis() < 10 || caseTimeout.toSeconds() > 60) throw new ParameterException(spec.commandLine(), "--case-timeout must be 10ms..60s");
+        if ((region != null || roRegion != null) && v != Via.JROCE) throw new ParameterException(spec.commandLine(), "--region and --ro-region are for --via jroce");
+        if (regionLength != null && !v.name.startsWith("perftest")) throw new ParameterException(spec.commandLine(), "--region-length is for --via perftest-*");
+        Map<String, String> reference = null;
+        if (compare != null) {
+            try {
+                reference = Reference.read(compare);
+            } catch (IOException e) {
+                throw new ParameterException(spec.commandLine(), "--compare: " + e.getMessage());
+            }
+        }
+        InetAddress peer = DeviceOptions.address(spec, host, "HOST");
+        InetAddress gidAddress = peerGid == null ? null : DeviceOptions.address(spec, peerGid, "--peer-gid");
+        InetAddress local = bind != null ? DeviceOptions.address(spec, bind, "--bind") : LocalAddress.towards(peer);
+        if (bind != null) DeviceOptions.checkLocal(spec, local);
+        PeerLink link = switch (v) {
+            case JROCE -> new JroceLink(peer, port, rocePort, connectTimeout, region, roRegion);
+            case PERFTEST_WRITE -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.WRITE_BW, len());
+            case PERFTEST_READ -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.READ_BW, len());
+            case PERFTEST_SEND -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.SEND_BW, len());
+            case PERFTEST_ATOMIC -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.ATOMIC_BW, len());
+            case RC_PINGPONG -> new PingpongLink(peer, port, rocePort, connectTimeout);
+        };
+        HookCommand hook = restartHook == null ? null : new HookCommand(restartHook, connectTimeout);
+        List<Case.Result> results;
+        String stopped;
+        try (RawPort raw = new RawPort(local, rocePort);
+             PcapWriter capture = pcap == null ? null : new PcapWriter(pcap)) {
+            if (capture != null) raw.capture(capture);
+            ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), connectTimeout.toNanos(),
+                    reconnect || hook != null, hook,
+                    json ? null : out);
+            run.allowed.add(peer);
+            if (gidAddress != null) run.allowed.add(gidAddress);
+            results = run.run(cases);
+            stopped = run.stopped;
+            if (raw.captureFailed() != null) spec.commandLine().getErr().println("conform: --pcap stopped early: " + raw.captureFailed());
+        } finally {
+            link.close();
+        }
+        String name = link.describe() + " from " + IpText.of(local);
+        List<Reference.Difference> diffs = reference == null ? null : Reference.differences(results, reference);
+        if (json) out.println(ConformReport.json(name, results, compare == null ? null : compare.toString(), diffs));
+        else {
+            ConformReport.table(out, name, results);
+            if (diffs != null) ConformReport.differences(out, compare.toString(), diffs);
+        }
+        if (junit != null) JunitReport.write(junit, name, results);
+        out.flush();
+        if (stopped != null) {
+            spec.commandLine().getErr().println("conform: " + stopped);
+            spec.commandLine().getErr().flush();
+        }
+        return ConformReport.count(results, Case.Verdict.DEPARTS) > 0 ? Main.EXIT_FAILURE : 0;
+    }
+
+    private long len() {
+        return regionLength == null ? 0 : regionLength;
+    }
+}
