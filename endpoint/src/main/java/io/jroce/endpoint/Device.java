@@ -112,7 +112,10 @@ public final class Device implements AutoCloseable {
     DeviceConfig config() { return config; }
 
     /** How long a waiting completion-queue poll spins before it parks: the busy-poll time, else a short default. */
-    long cqSpinNanos() { return config.busyPollNanos > 0 ? config.busyPollNanos : CompletionQueue.SPIN_NANOS; }
+    long cqSpinNanos() {
+        if (config.busyPollNanos > 0) return config.busyPollNanos;
+        return transport.agent().invoked() ? CompletionQueue.INVOKED_SPIN_NANOS : CompletionQueue.SPIN_NANOS;
+    }
     boolean busyPoll() { return config.busyPollNanos > 0; }
 
     public InetAddress address() { return config.address; }
