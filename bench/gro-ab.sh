@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# UDP GRO against recvmmsg on receive (issue 13): alternating `jroce perf write` pairs (two JVMs on loopback)
+# UDP GRO against recvmmsg on receive: alternating `jroce perf write` pairs (two JVMs on loopback)
 # for receiver {recvmmsg, gro} x sender {plain, gso}, REPS rounds, the order of the four rotated each round so
 # that the load of a shared machine falls on all alike; prints one line per run and the medians per mode.
 #
@@ -34,7 +34,7 @@ for rep in $(seq 1 "$REPS"); do
         [[ $tx == gso ]] && txflag=--gso
         d=$OUT/$rx-$tx-$rep
         load=$(cut -d' ' -f1 /proc/loadavg)
-        java -jar "$JAR" perf write --bind "$ADDR_BASE.1" -p "$TCP_PORT" -m "$MTU" -s "$SIZE" -D "$SECS" "$rxflag" --counters --json \
+        java -jar "$JAR" perf write --bind "$ADDR_BASE.1" -p "$TCP_PORT" --timeout 120 -m "$MTU" -s "$SIZE" -D "$SECS" "$rxflag" --counters --json \
             >"$d.rx.out" 2>"$d.rx.err" &
         rxpid=$!
         poll "$rxpid" "$d.rx.cpu" &

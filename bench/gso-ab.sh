@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# UDP GSO on send, on against off (issue 13): bench/run.sh --quick, alternately with -Djroce.gso=true and
+# UDP GSO on send, on against off: bench/run.sh --quick, alternately with -Djroce.gso=true and
 # -Djroce.gso=false in both JVMs, REPS times each, so that the load of a shared machine falls on both alike;
 # prints the median of each figure per mode, with the load averages and the yardstick of the same runs.
 #

@@ -39,7 +39,7 @@ run_udp() {
 
 run_jroce() {
     local d=$1 agent=$2
-    java -jar "$JAR" perf send --lat --agent "$agent" --bind "$ADDR_BASE.1" -p "$TCP_PORT" -m 4096 -s "$SIZE" -n "$ITERS" --json \
+    java -jar "$JAR" perf send --lat --agent "$agent" --bind "$ADDR_BASE.1" -p "$TCP_PORT" --timeout 120 -m 4096 -s "$SIZE" -n "$ITERS" --json \
         >"$d.rx.out" 2>"$d.rx.err" &
     local rxpid=$!
     sleep 1.5 # the server's warm-up and TCP listen

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SEND and READ against WRITE at the same size (issue 13's "READ and SEND >= 0.9 x WRITE"): alternating
+# SEND and READ against WRITE at the same size (the target "READ and SEND >= 0.9 x WRITE"): alternating
 # `jroce perf write|send|read` pairs (two JVMs on loopback), REPS rounds, the order of the three rotated each round
 # so that the load of a shared machine falls on all alike. Prints one line per run, the median per operation and
 # the medians' ratios to WRITE, and the ratios within each round (the three runs of a round are a minute apart).
@@ -23,7 +23,7 @@ for rep in $(seq 1 "$REPS"); do
         op=${OPS[$(((k + rep) % 3))]}
         d=$OUT/$op-$rep
         load=$(cut -d' ' -f1 /proc/loadavg)
-        java -jar "$JAR" perf "$op" --bind "$ADDR_BASE.1" -p "$TCP_PORT" -m "$MTU" -s "$SIZE" -D "$SECS" --json >"$d.rx.out" 2>"$d.rx.err" &
+        java -jar "$JAR" perf "$op" --bind "$ADDR_BASE.1" -p "$TCP_PORT" --timeout 120 -m "$MTU" -s "$SIZE" -D "$SECS" --json >"$d.rx.out" 2>"$d.rx.err" &
         rxpid=$!
         sleep 1.5 # the server's warm-up and TCP listen
         java -jar "$JAR" perf "$op" "$ADDR_BASE.1" --bind "$ADDR_BASE.2" -p "$TCP_PORT" -m "$MTU" -s "$SIZE" -D "$SECS" --json \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Loopback UDP yardstick: what this machine can do with RoCE-sized datagrams,
 # measured with the project's plain C tool (bench/udp-limit), so that
-# `jroce perf` / `jroce demo` figures from the same session can be read against it.
+# `jroce perf` / `jroce demo` figures from the same run can be read against it.
 #
 #   scripts/yardstick.sh                       # from anywhere; about 35 s
 #   SECS=1 RTT_COUNT=2000 scripts/yardstick.sh # quick look, about 10 s on an idle machine

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A one-link bottleneck bed for jroce: two network namespaces joined by a veth pair, with a token-bucket
-# (tc tbf) bottleneck on the sender's side of the link. Issue 14 ("Lossy Ethernet") measures on it.
+# (tc tbf) bottleneck on the sender's side of the link. The lossy-Ethernet report (docs/reports/lossy-ethernet.md) measures on it.
 #
 #   bed.sh up [--rate 1gbit] [--burst 64kb] [--limit 256kb] [--delay 1ms] [--pairs 16]
 #   bed.sh down | status | stats

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's baseline measurements of jroce as it is (Go-Back-N, no congestion control), two parts:
+# The lossy-Ethernet report's baseline measurements of jroce (Go-Back-N, no congestion control), two parts:
 #
 #  1. goodput vs random loss: one QP, RDMA WRITE of 1 MiB messages, path MTU 4096, `--chaos drop=P` on both
 #     processes (server seed 7, client seed 8), over the loopback of the bed's receiver namespace (no
