@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.jroce.testkit.TestData;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,6 +64,9 @@ class ExitCodeTest {
         return Stream.of(
                 // 2: bad usage
                 row(2, "Unknown option", "inspect", "--no-such-option", "x.pcap"),
+                // a file that cannot be written: named once, before the capture is read
+                row(2, "--graph: directory " + dir.resolve("no/such/dir") + " does not exist", "inspect", "--graph",
+                        dir.resolve("no/such/dir/flow.svg").toString(), TestData.file("jroce/jroce-write-lossy.pcap").toString()),
                 row(2, "Unknown option", "rping", "--no-such-option"),
                 row(2, "'4x' is not a size", "node", "--bind", L1, "--socket-buffer", "4x", "--script", echo),
                 // 2: an address that is not this machine's, before anything starts

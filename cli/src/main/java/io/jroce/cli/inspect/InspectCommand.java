@@ -139,6 +139,11 @@ public final class InspectCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "--opcode, -c and -t choose and time the packets listed; they do not apply to --flows, --graph or --flow");
         }
+        if (graph != null) {
+            // a file that cannot be written is a bad argument (exit 2), found before the capture is read
+            String why = io.jroce.cli.DeviceOptions.unwritable(graph);
+            if (why != null) throw new ParameterException(spec.commandLine(), "--graph: " + why);
+        }
         out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         String name = spec.qualifiedName();
