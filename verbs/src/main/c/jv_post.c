@@ -106,6 +106,18 @@ static int refusal(JNIEnv *env, int err, const char *verb)
 	return err;
 }
 
+/* Writes a WR's scatter/gather list in the wire layout the Java side reads; returns where the next entry goes. */
+static char *put_sges(char *p, const struct ibv_sge *sg, int n)
+{
+	for (int i = 0; i < n; i++, p += sizeof(struct jv_wire_sge)) {
+		struct jv_wire_sge *g = (struct jv_wire_sge *)p;
+		g->addr = sg[i].addr;
+		g->length = sg[i].length;
+		g->lkey = sg[i].lkey;
+	}
+	return p;
+}
+
 static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
@@ -189,12 +201,7 @@ static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_s
 			p += sizeof(*g); /* the next WR follows this one SGE */
 			continue;
 		}
-		for (int i = 0; i < w->num_sge; i++, p += sizeof(struct jv_wire_sge)) {
-			struct jv_wire_sge *g = (struct jv_wire_sge *)p;
-			g->addr = w->sg_list[i].addr;
-			g->length = w->sg_list[i].length;
-			g->lkey = w->sg_list[i].lkey;
-		}
+		p = put_sges(p, w->sg_list, w->num_sge);
 	}
 	jint refused = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.post_send, (jint)qp->handle, buf, (jint)count);
 	int err = jv_exception(env, "ibv_post_send");
@@ -234,12 +241,7 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 		r->num_sge = (uint32_t)w->num_sge;
 		r->pad = 0;
 		p += sizeof(*r);
-		for (int i = 0; i < w->num_sge; i++, p += sizeof(struct jv_wire_sge)) {
-			struct jv_wire_sge *g = (struct jv_wire_sge *)p;
-			g->addr = w->sg_list[i].addr;
-			g->length = w->sg_list[i].length;
-			g->lkey = w->sg_list[i].lkey;
-		}
+		p = put_sges(p, w->sg_list, w->num_sge);
 	}
 	jint refused = (*env)->CallStaticIntMethod(env, jv_java.cls, jv_java.post_recv, (jint)qp->handle, buf, (jint)count);
 	int err = jv_exception(env, "ibv_post_recv");
