@@ -167,7 +167,8 @@ final class RcCases {
         }
         Long after = Kit.atomicRead(p, va);
         long expect = cmpSwap ? operand : before + operand;
-        sb.append("; now=").append(after == null ? "unreadable" : after == before ? "before"
+        // compared as values: both are boxed, and == on two Longs compares identity (equal only for small values)
+        sb.append("; now=").append(after == null ? "unreadable" : after.longValue() == before.longValue() ? "before"
                 : after == expect ? (cmpSwap ? "swap" : "sum") : String.format("0x%x", after));
         return Case.Outcome.of(sb.toString());
     }

@@ -48,6 +48,11 @@ final class JrocePeer implements AutoCloseable {
         dev = Device.open(new DeviceConfig(address));
         pd = dev.allocPd();
         buf = pd.allocateAndRegister(16384, Access.ALL);
+        // not zeros: a perftest server's buffer holds whatever was there, so the cases must not depend on small values
+        // (a boxed comparison of two atomic values once did: equal only below 128)
+        byte[] noise = new byte[16384];
+        new java.util.Random(7).nextBytes(noise);
+        buf.buffer().put(noise);
         ro = pd.allocateAndRegister(4096, Access.LOCAL_WRITE | Access.REMOTE_READ);
         recv = pd.allocateAndRegister(RECEIVES * 4096, Access.LOCAL_WRITE);
         listener = new ServerSocket(0, 4, address);
