@@ -128,7 +128,7 @@ public final class QueuePair {
                                 + ": send work requests may be posted in RTS (move it to RTS first)", wr);
                     }
                     if (sq.isFull()) {
-                        throw new VerbsException("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                        throw VerbsException.queueFull("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
                                 + sq.capacity() + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
                     }
                     fillSendWqe(sq.tail(), wr);
@@ -244,7 +244,7 @@ public final class QueuePair {
                         throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in RESET: receives may be posted from INIT on", wr);
                     }
                     if (rq.isFull()) {
-                        throw new VerbsException("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                        throw VerbsException.queueFull("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
                                 + rq.capacity() + " entries)", wr);
                     }
                     Sge[] sgl = wr.sgl();

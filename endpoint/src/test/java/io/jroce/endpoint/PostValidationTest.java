@@ -7,6 +7,7 @@ import java.util.Random;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -57,6 +58,7 @@ class PostValidationTest {
             VerbsException e = assertThrows(VerbsException.class, () -> qa.postSend(wr), wr.toString());
             for (String w : words) assertTrue(e.getMessage().contains(w), "message should mention '" + w + "': " + e.getMessage());
             assertSame(wr, e.badRequest());
+            assertFalse(e.isQueueFull(), "an invalid request is not a full queue: " + e.getMessage());
             Pair.barrier(p.a);
             assertEquals(out, p.a.counters().packetsOut, "a refused post sends nothing: " + wr);
             assertEquals(0, cqA.size(), "a refused post completes nothing");
@@ -184,6 +186,7 @@ class PostValidationTest {
             for (int i = 0; i < wrs.length; i++) wrs[i] = f.write(i, Sge.of(f.local, i * 10L, 10));
             VerbsException e = assertThrows(VerbsException.class, () -> f.qa.postSend(Pair.chain(wrs)));
             assertTrue(e.getMessage().contains("full"), e.getMessage());
+            assertTrue(e.isQueueFull(), "a full queue says so (libibverbs: ENOMEM)");
             assertSame(wrs[DEPTH], e.badRequest(), "the chain is refused at the request that did not fit");
             SendWorkRequest one = f.write(99, Sge.of(f.local, 0, 1));
             e = assertThrows(VerbsException.class, () -> f.qa.postSend(one));

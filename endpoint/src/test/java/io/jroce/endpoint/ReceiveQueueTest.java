@@ -31,6 +31,7 @@ class ReceiveQueueTest {
             ReceiveWorkRequest extra = new ReceiveWorkRequest(99, Sge.of(rbuf, 0, 64));
             VerbsException e = assertThrows(VerbsException.class, () -> qb.postRecv(extra), "max_recv_wr + 1");
             assertTrue(e.getMessage().contains("full"), e.getMessage());
+            assertTrue(e.isQueueFull(), "a full receive queue says so (libibverbs: ENOMEM)");
             assertSame(extra, e.badRequest());
 
             // one SEND consumes one entry; then exactly one more fits

@@ -228,7 +228,7 @@ public final class NativeVerbs {
         if (bad == null) index = 0;
         lastRefusal.set(e.getMessage());
         // the endpoint says "queue ... is full" for a full work queue; it has no reason code to test instead
-        int errno = e.getMessage() != null && e.getMessage().contains(" is full (") ? ENOMEM : EINVAL;
+        int errno = e.isQueueFull() ? ENOMEM : EINVAL;
         return index * 256 + errno;
     }
 
