@@ -3,6 +3,7 @@ package io.jroce.verbs;
 import io.jroce.endpoint.AddressHandle;
 import io.jroce.endpoint.AsyncEvent;
 import io.jroce.endpoint.CompletionQueue;
+import io.jroce.endpoint.AgentMode;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Gid;
@@ -48,7 +49,10 @@ public final class NativeVerbs {
     /** Opens the device on {@code address} (UDP 4791) with the port MTU the C side reports (an IB MTU enum). */
     public static synchronized void open(String address, int activeMtu) throws IOException {
         if (device != null) return;
-        device = Device.open(new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)));
+        // the program's own threads run the device when they poll and post (as a verbs provider's do), unless
+        // -Djroce.agent=dedicated in JROCE_JAVA_OPTS asks for a thread of its own
+        AgentMode mode = "dedicated".equalsIgnoreCase(System.getProperty("jroce.agent")) ? AgentMode.DEDICATED : AgentMode.INVOKED;
+        device = Device.open(new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)).agentMode(mode));
         device.setAsyncEventListener((event, cq, qp, detail) -> {
             Long cookie = COOKIES.get(qp != null ? qp : cq);
             if (cookie != null) asyncEvent(IBV_EVENT[event.ordinal()], cookie);
