@@ -125,6 +125,17 @@ public final class Device implements AutoCloseable {
     /** The event loops (shards) the device runs: {@link DeviceConfig#eventLoops}, or 1 where it fell back (NIO). */
     public int eventLoops() { return shards.count; }
 
+    /**
+     * Runs the device once, without blocking, when the calling thread may ({@link AgentMode#INVOKED}: no other
+     * thread is running it): the datagrams that arrived, due timers, queued work, one flush. For a program that
+     * waits by watching memory rather than polling a completion queue (perftest's WRITE latency test spins on the
+     * last byte of its buffer), so that what it waits for is received on its own thread. Returns whether it ran the
+     * device; with a dedicated device it does nothing and returns false.
+     */
+    public boolean progress() {
+        return shards.count == 1 && transport.agent().drive(0);
+    }
+
     /** GID table: index 0 is the device's address as a GID (IPv4-mapped for IPv4; RoCEv2). */
     public Gid gid(int index) {
         if (index != 0) throw new IllegalArgumentException("the GID table has one entry, index 0; not " + index);

@@ -48,6 +48,30 @@ class InvokedAgentTest {
     }
 
     @Test
+    void aThreadWatchingMemoryReceivesAWriteByProgress() throws Exception {
+        // no standby within the test: only B's own progress() calls can receive the WRITE
+        try (Pair p = new Pair(invoked("127.0.0.1"), invoked("127.0.0.2").standbyAfterMicros(60_000_000))) {
+            Pair.Conn c = p.connect(Mtu.MTU_1024, 3, 4);
+            MemoryRegion src = p.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(64, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            src.buffer().put(63, (byte) 7);
+            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            boolean ran = false;
+            while (dst.buffer().get(63) != 7) {
+                assertTrue(System.nanoTime() < deadline, "the WRITE arrived");
+                ran |= p.b.progress();
+            }
+            assertTrue(ran, "this thread ran B");
+            assertEquals(0, p.b.transport().agent().standbyCycles(), "the standby never ran B");
+            assertEquals(WcStatus.SUCCESS, Pair.awaitOne(c.cqA).status());
+            try (Device dedicated = Device.open(new DeviceConfig(Pair.addr("127.0.0.3")).agentMode(AgentMode.DEDICATED))) {
+                assertFalse(dedicated.progress(), "a dedicated device is run by its own thread");
+            }
+        }
+    }
+
+    @Test
     void aDeviceNobodyPollsStillAnswersThroughItsStandby() throws Exception {
         try (Pair p = new Pair(invoked("127.0.0.1"), invoked("127.0.0.2"))) {
             Pair.Conn c = p.connect(Mtu.MTU_1024, 0, 0);

@@ -189,6 +189,13 @@ final class LatencyRun extends PerfRun {
         while (true) {
             VarHandle.acquireFence(); // re-read the byte the event loop writes
             if (buf.get(idx) == value) return true;
+            // an invoked device: this thread receives the peer's WRITE itself (nothing else polls while it spins)
+            if (dev.progress()) {
+                VarHandle.acquireFence();
+                if (buf.get(idx) == value) return true;
+                Thread.yield();
+                continue;
+            }
             if (++spins < 512) {
                 Thread.onSpinWait();
                 continue;
