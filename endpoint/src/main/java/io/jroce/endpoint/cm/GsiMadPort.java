@@ -24,7 +24,6 @@ import java.net.UnknownHostException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -33,7 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * 40 + 256 bytes (mad.c ib_mad_post_receive_mads), whose GRH area names the sender: for IPv4 the IPv4 header sits
  * in bytes 20..39 (rxe_resp.c), its source address at 32..35; for IPv6 the IPv6 header's source at 8..23.
  *
- * <p>A thread of its own polls the CQ. Sends use a fixed ring of slots; when all are in flight a MAD is dropped
+ * <p>QP 1 has no thread of its own: its CQ's completion event, raised on the device's loop (whichever thread runs
+ * the device), drains the CQ there, hands each MAD to the receiver (which only queues it) and posts its buffer
+ * again. Sends use a fixed ring of slots; when all are in flight a MAD is dropped
  * (and counted), as a datagram may be. Address handles are cached per peer, a bounded number.
  */
 final class GsiMadPort implements MadPort {
@@ -60,7 +61,9 @@ final class GsiMadPort implements MadPort {
     };
     final AtomicLong sendDropped = new AtomicLong();
     private volatile boolean closed;
-    private Thread poller;
+    private volatile Receiver receiver;
+    /** The device's loop only: the drain's completions. */
+    private final WorkCompletion[] wcs = new WorkCompletion[32];
 
     GsiMadPort(Device device, int peerUdpPort) {
         this.device = device;
@@ -86,53 +89,62 @@ final class GsiMadPort implements MadPort {
 
     @Override
     public void start(Receiver receiver) {
-        poller = new Thread(() -> poll(receiver), "jroce-gsi-" + device.address().getHostAddress());
-        poller.setDaemon(true);
-        poller.start();
+        this.receiver = receiver;
+        cq.setEventListener(this::drain);
+        cq.requestNotify(false);
+        device.runOnLoop(this::drain); // what arrived before the CQ was armed
     }
 
-    private void poll(Receiver receiver) {
-        WorkCompletion[] wcs = new WorkCompletion[32];
-        boolean v6 = device.address() instanceof Inet6Address;
-        int size = GRH + MadHeader.MAD_SIZE;
-        while (!closed) {
-            int n;
+    /**
+     * On the device's loop, from the CQ's event: every completion now in the CQ (receives to the receiver, sends
+     * back to the free slots), then the CQ armed again and looked at once more, so a completion pushed between the
+     * last poll and the arming is not left behind. Never throws into the receive path that raised the event.
+     */
+    private void drain() {
+        Receiver r = receiver;
+        if (r == null) return;
+        try {
+            while (!closed) {
+                int n = cq.poll(wcs, wcs.length);
+                if (n == 0) {
+                    cq.requestNotify(false);
+                    n = cq.poll(wcs, wcs.length);
+                    if (n == 0) return;
+                }
+                for (int i = 0; i < n && !closed; i++) complete(wcs[i], r);
+            }
+        } catch (RuntimeException e) {
+            if (!closed && device.isOpen()) log.warn("gsi: {}", e.toString());
+        }
+    }
+
+    private void complete(WorkCompletion wc, Receiver r) {
+        if ((wc.wrId() & SEND_FLAG) != 0) {
+            freeSend.offer((int) (wc.wrId() & 0xFFFF));
+            return;
+        }
+        int slot = (int) wc.wrId();
+        if (wc.ok() && wc.opcode() == WcOpcode.RECV && wc.byteLen() > GRH) {
+            boolean v6 = device.address() instanceof Inet6Address;
+            int base = slot * (GRH + MadHeader.MAD_SIZE);
+            byte[] src = new byte[v6 ? 16 : 4];
+            recv.buffer().get(base + (v6 ? 8 : 32), src);
+            int len = Math.min(wc.byteLen() - GRH, MadHeader.MAD_SIZE);
+            byte[] mad = new byte[MadHeader.MAD_SIZE];
+            recv.buffer().get(base + GRH, mad, 0, len);
             try {
-                n = cq.poll(wcs, wcs.length, 100, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                return;
-            } catch (RuntimeException e) {
-                if (closed || !device.isOpen()) return; // the device went first: nothing more will come
-                throw e;
+                r.receive(InetAddress.getByAddress(src), wc.srcQp(), mad, len);
+            } catch (UnknownHostException e) {
+                throw new AssertionError(e);
             }
-            for (int i = 0; i < n; i++) {
-                WorkCompletion wc = wcs[i];
-                if ((wc.wrId() & SEND_FLAG) != 0) {
-                    freeSend.offer((int) (wc.wrId() & 0xFFFF));
-                    continue;
-                }
-                int slot = (int) wc.wrId();
-                if (wc.ok() && wc.opcode() == WcOpcode.RECV && wc.byteLen() > GRH) {
-                    int base = slot * size;
-                    byte[] src = new byte[v6 ? 16 : 4];
-                    recv.buffer().get(base + (v6 ? 8 : 32), src);
-                    int len = Math.min(wc.byteLen() - GRH, MadHeader.MAD_SIZE);
-                    byte[] mad = new byte[MadHeader.MAD_SIZE];
-                    recv.buffer().get(base + GRH, mad, 0, len);
-                    try {
-                        receiver.receive(InetAddress.getByAddress(src), wc.srcQp(), mad, len);
-                    } catch (UnknownHostException e) {
-                        throw new AssertionError(e);
-                    }
-                }
-                if (closed) return;
-                try {
-                    postRecv(slot);
-                } catch (RuntimeException e) {
-                    if (!closed) log.debug("gsi: repost failed: {}", e.toString());
-                    return;
-                }
-            }
+        }
+        // a receive that failed was flushed (the QP is in error, or closing): posting it again would be flushed
+        // again at once, from inside this very event
+        if (closed || !wc.ok()) return;
+        try {
+            postRecv(slot);
+        } catch (RuntimeException e) {
+            log.debug("gsi: repost failed: {}", e.toString()); // the QP is gone or failed: nothing more will come
         }
     }
 
@@ -164,7 +176,7 @@ final class GsiMadPort implements MadPort {
     @Override
     public void close() {
         closed = true;
-        if (poller != null) poller.interrupt();
+        cq.setEventListener(null);
         try {
             qp.destroy();
         } catch (RuntimeException e) {
