@@ -57,7 +57,7 @@ public final class CompletionQueue {
      * before it blocks in {@code epoll_wait} (system property jroce.cq.invokedSpinMicros, default 1000), as perftest
      * and ibv_rc_pingpong poll their CQs: measured on a 2-core VM, a 64-byte SEND round trip between two invoked
      * processes took 166-195 us when each wait blocked at once, 58-72 us with 200 us of spinning and 36 us with
-     * 1000 (bench/lat-ab.sh and the performance report).
+     * 1000 (the performance report, "Run to completion").
      */
     static final long INVOKED_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.invokedSpinMicros", 1000));
     private static final WcStatus[] STATUSES = WcStatus.values();
@@ -291,7 +291,7 @@ public final class CompletionQueue {
     private int pollDriving(WorkCompletion[] out, int max, long timeoutNanos) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + timeoutNanos;
-        // non-blocking cycles first, as long as a waiting poll spins ({@link #SPIN_NANOS}, or the busy-poll time): a
+        // non-blocking cycles first, as long as a waiting poll spins (INVOKED_SPIN_NANOS, or the busy-poll time): a
         // reply that comes within a round trip is then read without this thread going to sleep and being woken
         long spinUntil = start + Math.min(spinNanos, timeoutNanos);
         while (true) {
@@ -301,11 +301,11 @@ public final class CompletionQueue {
             long now = System.nanoTime();
             long left = deadline - now;
             if (left <= 0) return 0;
-            // busy-poll: non-blocking cycles for the spin time; then (or by default) block in the loop
+            // non-blocking cycles for the spin time, then block in the loop
             long wait = now - spinUntil < 0 ? 0 : Math.max(1, Math.min(left, MAX_DRIVE_WAIT_NANOS));
             if (agent.drive(wait)) {
                 // spinning: let a thread that shares this core run now rather than take a whole time slice later
-                if (wait == 0 && YIELD_WHILE_SPINNING) Thread.yield();
+                if (wait == 0) Thread.yield();
                 continue;
             }
             synchronized (signal) {
@@ -320,8 +320,6 @@ public final class CompletionQueue {
             }
         }
     }
-
-    private static final boolean YIELD_WHILE_SPINNING = !"false".equals(System.getProperty("jroce.cq.yield"));
 
     /** The longest one blocking cycle of a driving poll lasts before the poll looks at its deadline again. */
     private static final long MAX_DRIVE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);

@@ -9,7 +9,7 @@ import io.netty.util.UncheckedBooleanSupplier;
 
 /**
  * The receive buffers of a socket with UDP GRO on: one buffer of {@link #BUFFER} bytes per {@code recvmsg}, room
- * for the largest coalesced datagram, up to {@link Transport#BATCH} datagrams per wake-up; and the counting of
+ * for the largest coalesced datagram, up to {@link UdpPort#BATCH} datagrams per wake-up; and the counting of
  * coalesced reads. Netty 4.2.18's epoll datagram channel (EpollDatagramChannel recvmsg / addDatagramPacketToOut)
  * cuts a read that carries a UDP_GRO segment size into one DatagramPacket per segment (slices of the one
  * buffer) and reports them with one {@code incMessagesRead(n)}: a call with n above 1 is one coalesced read.
@@ -29,7 +29,7 @@ final class GroRecvAllocator implements RecvByteBufAllocator {
         this.counters = counters;
         // recvmmsg fills up to BATCH datagrams per wake-up; recvmsg takes one per call, so let the loop call it
         // up to BATCH times before it flushes and waits again
-        fixed.maxMessagesPerRead(Transport.BATCH);
+        fixed.maxMessagesPerRead(UdpPort.BATCH);
     }
 
     @Override

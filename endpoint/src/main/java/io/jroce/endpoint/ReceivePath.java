@@ -90,7 +90,7 @@ final class ReceivePath {
         int len = buf.readableBytes();
         counters.packetsIn++;
         counters.bytesIn += len;
-        if (!access.admit(packet.sender().getAddress(), counters)) return; // before anything reads the datagram
+        if (!admitted(packet.sender().getAddress())) return; // before anything reads the datagram
         if (len >= UdpPort.SLOT) {
             counters.drop(DropReason.OVERSIZE); // may have been cut to the slot by the kernel
             return;
@@ -123,6 +123,26 @@ final class ReceivePath {
         }
         process(buf, off, len, srcAddr, sender.getPort());
     }
+
+    /**
+     * The sender against the device's allowed networks. An IPv6 sender is decided once per change of sender: the
+     * check copies its 16 bytes, which is not to happen per packet; an IPv4 sender is checked without a copy.
+     */
+    private boolean admitted(InetAddress from) {
+        if (access.allowsAll()) return true;
+        if (from instanceof Inet6Address a6) {
+            if (!a6.equals(lastChecked6)) { // Inet6Address.equals compares the bytes without copying them
+                lastChecked6 = a6;
+                lastChecked6Allowed = access.allows(a6);
+            }
+            if (lastChecked6Allowed) return true;
+        }
+        return access.admit(from, counters); // counts and logs a refusal
+    }
+
+    /** The last IPv6 sender {@link #admitted} checked, and its verdict. */
+    private Inet6Address lastChecked6;
+    private boolean lastChecked6Allowed;
 
     /**
      * The IPv6 sender of a handed-over datagram, whose 16 bytes start at {@code off} of {@code b}: as on the direct

@@ -33,9 +33,6 @@ import java.util.concurrent.Callable;
  */
 final class Transport implements EngineContext {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
-    /** Receive slot per datagram ({@link UdpPort#SLOT}). */
-    static final int SLOT = UdpPort.SLOT;
-    static final int BATCH = UdpPort.BATCH;
 
     static {
         LeakDetection.offUnlessChosen(); // no leak-tracking stack traces on the data path
@@ -114,10 +111,6 @@ final class Transport implements EngineContext {
         }
     }
 
-    static boolean gsoUnsupported(Throwable cause) {
-        return UdpPort.gsoUnsupported(cause);
-    }
-
     /**
      * Ends the warm-up: attaches the datagram filter (fault injection) at the head of the pipeline, starts
      * the pcap recording and zeroes the counters, so users see only their own traffic.
@@ -144,7 +137,6 @@ final class Transport implements EngineContext {
     boolean isGso() { return port.isGso(); }
     /** Whether the socket has UDP GRO on (the kernel accepted the option). */
     boolean isGro() { return port.isGro(); }
-    boolean isIpv6() { return ipv6; }
     int localPort() { return port.localPort(); }
     /** IPv4 device: its address as a big-endian int. */
     int localAddr() { return localAddr; }
