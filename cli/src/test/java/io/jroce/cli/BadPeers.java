@@ -7,7 +7,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
@@ -23,7 +22,10 @@ public final class BadPeers {
     private BadPeers() {
     }
 
-    /** Connects to {@code host:port}, retrying refusals for up to 10 s. */
+    /**
+     * Connects to {@code host:port}, retrying refusals for up to 10 s. A connection reset while connecting is
+     * retried too: a listener that is being set up can accept the handshake and reset it (seen under load).
+     */
     public static Socket connect(String host, int port) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (true) {
@@ -32,7 +34,7 @@ public final class BadPeers {
                 s.connect(new InetSocketAddress(host, port), 1000);
                 s.setSoTimeout(20_000);
                 return s;
-            } catch (ConnectException e) {
+            } catch (SocketException e) { // ConnectException (refused) or a reset before the connection was ours
                 s.close();
                 if (System.nanoTime() > deadline) throw e;
                 Thread.onSpinWait();
@@ -45,12 +47,22 @@ public final class BadPeers {
      * listener has closed the connection.
      */
     public static void garbage(String host, int port) throws IOException {
-        try (Socket s = connect(host, port)) {
-            byte[] junk = new byte[128];
-            Arrays.fill(junk, (byte) 0xff);
-            s.getOutputStream().write(junk);
-            s.getOutputStream().flush();
-            awaitClosed(s);
+        byte[] junk = new byte[128];
+        Arrays.fill(junk, (byte) 0xff);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (Socket s = connect(host, port)) {
+                try {
+                    s.getOutputStream().write(junk);
+                    s.getOutputStream().flush();
+                } catch (SocketException e) {
+                    // reset before the listener took the connection (one being set up can do that): it saw nothing
+                    if (System.nanoTime() > deadline) throw e;
+                    continue;
+                }
+                awaitClosed(s);
+                return;
+            }
         }
     }
 

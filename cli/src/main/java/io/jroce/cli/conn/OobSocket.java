@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -67,6 +68,17 @@ public final class OobSocket implements ExchangeChannel {
                 if (left <= 0) throw refused(where, timeout, e);
                 LockSupport.parkNanos(Math.min(left, pauseNanos));
                 pauseNanos = Math.min(pauseNanos * 2, TimeUnit.MILLISECONDS.toNanos(250));
+            } catch (SocketException e) {
+                // a reset while connecting: a listener being set up can complete the handshake and reset it (seen
+                // under load); nothing was exchanged, so it is retried as a refusal is
+                closeQuietly(s);
+                if (!String.valueOf(e.getMessage()).contains("reset")) {
+                    throw new IOException("cannot connect to TCP " + show(where) + ": " + e.getMessage(), e);
+                }
+                refused = e;
+                long left = deadline - System.nanoTime();
+                if (left <= 0) throw refused(where, timeout, e);
+                LockSupport.parkNanos(Math.min(left, pauseNanos));
             } catch (SocketTimeoutException e) {
                 closeQuietly(s);
                 if (refused != null) throw refused(where, timeout, refused); // the last try ran out of time

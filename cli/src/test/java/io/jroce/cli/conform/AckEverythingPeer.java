@@ -91,5 +91,10 @@ final class AckEverythingPeer implements AutoCloseable {
     @Override
     public void close() {
         udp.close();
+        try {
+            responder.join(); // a receive in progress holds the socket's port until it returns
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

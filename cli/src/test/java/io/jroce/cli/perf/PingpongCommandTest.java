@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -59,6 +60,11 @@ class PingpongCommandTest {
 
     /** Runs a server in a thread and a client in this one. */
     static Cli.Result[] pair(List<String> server, List<String> client) throws Exception {
+        if (!server.contains("--timeout")) {
+            // a server whose client failed must not outlive the test, holding its address for the tests after it
+            server = new ArrayList<>(server);
+            server.addAll(List.of("--timeout", "60"));
+        }
         CompletableFuture<Cli.Result> s = CompletableFuture.supplyAsync(() -> Cli.run(server.toArray(String[]::new)));
         Cli.Result c = Cli.run(client.toArray(String[]::new));
         Cli.Result sr = s.get(60, TimeUnit.SECONDS);

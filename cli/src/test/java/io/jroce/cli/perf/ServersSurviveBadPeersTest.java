@@ -37,7 +37,7 @@ class ServersSurviveBadPeersTest {
     void pingpongServerDropsAGarbagePeerAndServesTheRealClient() throws Exception {
         String port = String.valueOf(PORT.getAndIncrement());
         try (BadPeers.ListenerLog log = new BadPeers.ListenerLog()) {
-            var s = server("pingpong", "--bind", SERVER, "-p", port, "-n", "5", "-s", "64");
+            var s = server("pingpong", "--bind", SERVER, "-p", port, "-n", "5", "-s", "64", "--timeout", "30");
             BadPeers.garbage(SERVER, Integer.parseInt(port));
             Cli.Result c = Cli.run("pingpong", SERVER, "--bind", "127.0.1.2", "-p", port, "-n", "5", "-s", "64");
             assertOk(await(s), "server");
@@ -54,7 +54,7 @@ class ServersSurviveBadPeersTest {
     void pingpongServerServesTheRealClientWhileASilentPeerHangsOn() throws Exception {
         String port = String.valueOf(PORT.getAndIncrement());
         try (BadPeers.ListenerLog log = new BadPeers.ListenerLog()) {
-            var s = server("pingpong", "--bind", SERVER, "-p", port, "-n", "5", "-s", "64");
+            var s = server("pingpong", "--bind", SERVER, "-p", port, "-n", "5", "-s", "64", "--timeout", "30");
             try (Socket silent = BadPeers.connect(SERVER, Integer.parseInt(port))) {
                 Cli.Result c = Cli.run("pingpong", SERVER, "--bind", "127.0.1.2", "-p", port, "-n", "5", "-s", "64");
                 assertOk(await(s), "server");
@@ -80,7 +80,7 @@ class ServersSurviveBadPeersTest {
     void perfServerDropsGarbageAndASilentPeerAndServesTheRealClient() throws Exception {
         String port = String.valueOf(PORT.getAndIncrement());
         try (BadPeers.ListenerLog log = new BadPeers.ListenerLog()) {
-            var s = server("perf", "write", "--bind", SERVER, "-p", port, "-x", "0");
+            var s = server("perf", "write", "--bind", SERVER, "-p", port, "-x", "0", "--timeout", "30");
             BadPeers.garbage(SERVER, Integer.parseInt(port));
             try (Socket silent = BadPeers.connect(SERVER, Integer.parseInt(port))) {
                 Cli.Result c = Cli.run("perf", "write", SERVER, "--bind", "127.0.1.2", "-p", port, "-n", "20", "-s", "4096");
