@@ -174,7 +174,7 @@ public final class DeviceOptions {
      */
     public static Device open(CommandSpec spec, DeviceConfig config) throws java.io.IOException {
         try {
-            return Device.open(config);
+            return ExitCleanup.register(Device.open(config));
         } catch (java.io.IOException e) {
             if (String.valueOf(e.getMessage()).contains("in use")) {
                 throw new ParameterException(spec.commandLine(), "UDP port 4791 on " + IpText.of(config.address())

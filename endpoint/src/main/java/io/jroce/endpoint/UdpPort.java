@@ -229,16 +229,18 @@ final class UdpPort {
     int boundPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
     int receiveBufferBytes() { return receiveBufferBytes; }
 
-    /** Closes the socket (the open GSO run released first); the loop keeps running. */
+    /** Closes the socket (what is queued sent first); the loop keeps running. */
     void close() {
-        if (gso != null && !agent.isShuttingDown()) {
+        if (!agent.isShuttingDown()) {
+            // what was built before the close leaves (a connection manager's last DREQ, say): the open GSO run and
+            // the datagrams queued since the last flush, instead of being failed by the channel's close
             try {
                 agent.call(() -> {
-                    if (gso != null) gso.discard();
+                    flush();
                     return null;
                 });
             } catch (RuntimeException e) {
-                log.debug("releasing the open GSO run: {}", e.toString());
+                log.debug("flushing before close: {}", e.toString());
             }
         }
         agent.await(channel.close(), TimeUnit.SECONDS.toNanos(10));

@@ -30,7 +30,7 @@ public final class CmAgents {
      * interface's), not a default, or an rxe client sending 4096-byte packets gets NAKs.
      */
     public static CmAgent open(Device dev, Mtu mtu) throws IOException {
-        return factory.open(dev, CmConfig.defaults().mtu(mtu));
+        return io.jroce.cli.ExitCleanup.register(factory.open(dev, CmConfig.defaults().mtu(mtu)));
     }
 
     /** Replaces how agents are made (tests); returns the previous factory so it can be put back. */

@@ -166,7 +166,7 @@ public final class NodeCommand implements Callable<Integer>, OptionHelp {
         DeviceConfig config = options.sessionConfig(spec, address);
         Device device;
         try {
-            device = Device.open(config);
+            device = io.jroce.cli.ExitCleanup.register(Device.open(config));
         } catch (IOException e) {
             String msg = String.valueOf(e.getMessage());
             boolean inUse = msg.contains("in use");

@@ -166,7 +166,7 @@ final class Session {
     /** The device's connection manager on QP 1, opened by the first {@code listen cm} or {@code connect cm}. */
     io.jroce.endpoint.cm.CmAgent cm() {
         if (cm == null) {
-            cm = io.jroce.endpoint.cm.CmAgent.open(device, io.jroce.endpoint.cm.CmConfig.defaults().mtu(settings.mtu()));
+            cm = io.jroce.cli.ExitCleanup.register(io.jroce.endpoint.cm.CmAgent.open(device, io.jroce.endpoint.cm.CmConfig.defaults().mtu(settings.mtu())));
         }
         return cm;
     }

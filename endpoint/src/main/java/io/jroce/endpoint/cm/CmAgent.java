@@ -885,20 +885,18 @@ public final class CmAgent implements AutoCloseable {
     }
 
     /**
-     * Stops the agent: ids get no more events, the MAD port is closed. Connections are not released (no DREQ), but a
-     * DREQ the application has not answered yet gets its DREP, as the kernel sends it when a process exits with the
-     * id open (ucma closes it, cm.c cm_destroy_id in DREQ_RCVD), so the peer is not left to time out.
+     * Stops the agent: every id still open is destroyed as the kernel destroys a process's ids when it exits with
+     * them open (ucma_close_id, rdma_destroy_id, cm.c cm_destroy_id): a connection gets its DREQ, a request its REJ,
+     * a DREQ the application has not answered its DREP, so the peer is not left to time out. Each is sent once (no
+     * retries: nothing is left to answer them), then ids get no more events and the MAD port is closed.
      */
     @Override
     public void close() {
         if (closed) return;
         try {
             call(() -> {
-                List<CmId> all = new ArrayList<>(ids);
-                for (CmId id : all) {
-                    if (id.state == CmId.State.DREQ_RCVD) release.sendDrep(id, id.dreqTid);
-                    cancelTimer(id);
-                }
+                for (CmId id : new ArrayList<>(ids)) destroy(id);
+                for (CmId id : new ArrayList<>(ids)) cancelTimer(id);
                 return null;
             });
         } catch (RuntimeException ignored) {

@@ -171,4 +171,21 @@ class CmReleaseTest {
             assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "not the 4 s timer");
         }
     }
+
+    /**
+     * A process exiting with a connection open: the kernel destroys the id and the peer gets a DREQ at once
+     * (cm.c cm_destroy_id in ESTABLISHED); closing the agent does the same, so the peer's application sees
+     * DISCONNECTED instead of waiting for its QP's retries. An id of the peer that is still connecting gets a REJ.
+     */
+    @Test
+    void closingTheAgentDisconnectsWhatIsStillConnected() throws Exception {
+        try (CmNet n = new CmNet()) {
+            CmId[] ids = CmAgentTest.connect(n, new byte[0], new byte[0]);
+            assertNull(n.mads.lastSent(CmAttribute.DREQ.id()));
+            n.cmA.close();
+            assertNotNull(n.mads.lastSent(CmAttribute.DREQ.id()), "the DREQ went as the agent closed");
+            assertEquals(ids[1], n.chB.expect(CmEventType.DISCONNECTED, T).id());
+            assertEquals(CmId.State.DREQ_RCVD, ids[1].state());
+        }
+    }
 }
