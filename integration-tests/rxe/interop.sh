@@ -9,6 +9,8 @@
 #                                              perftest -R (rdma_cm) with the CM's failure paths, the loss cases, IPv6
 #   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
 #   integration-tests/rxe/interop.sh --ipv6    only the IPv6 cases (RoCEv2 over IPv6, rxe's IPv6 GID index)
+#   integration-tests/rxe/interop.sh --cm      only the connection manager cases (cm-cases.sh: rdma_server/client,
+#                                              ucmatose, udaddy, rping with the RTU dropped and either side stopping)
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
 #
@@ -30,16 +32,17 @@ NS=rxelab
 JAR=$REPO/cli/target/jroce.jar
 HOST_IP=10.77.0.1 HOST_IP6=fd77::1
 declare -A GIP=([A]=10.77.0.11 [B]=10.77.0.12) GIP6=([A]=fd77::11 [B]=fd77::12)
-FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3 IPV6_ONLY=0
+FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3 IPV6_ONLY=0 CM_ONLY=0
 while [ $# -gt 0 ]; do
   case $1 in
     --full) FULL=1 ;;
     --loss) LOSS_ONLY=1 ;;
     --ipv6) IPV6_ONLY=1 ;;
+    --cm) CM_ONLY=1 ;;
     --loss-percent) LOSS=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -403,7 +406,7 @@ perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A T
   run_case "$tag-m$m-s$s-jroce-server" jroce-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n $extra"
 }
 
-log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $IPV6_ONLY = 1 ] && echo IPv6; } || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
+log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $IPV6_ONLY = 1 ] && echo IPv6; } || { [ $CM_ONLY = 1 ] && echo CM; } || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
 rping_case() { # size: rdma-core's rping with -V -C 10, both roles
   run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
   run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
@@ -492,8 +495,12 @@ pingpong6() { # mtu size iters: pingpong with -c; jroce as server exchanges over
   run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3 -c" "pingpong -m $1 -s $2 -n $3 -c"
   EXCH=4
 }
+# shellcheck source=cm-cases.sh
+. "$HERE/cm-cases.sh"
 if [ $LOSS_ONLY = 1 ]; then
   lossy
+elif [ $CM_ONLY = 1 ]; then
+  cm_all
 elif [ $IPV6_ONLY = 1 ]; then
   ipv6
 elif [ $FULL = 0 ]; then
@@ -516,6 +523,7 @@ else
   perf_cm ib_write_bw write 65536 20 "-q 2"
   perf_cm ib_read_bw read 65536 20 "-q 2"
   cm_faults
+  cm_all
   for m in 1024 4096; do
     for s in 64 4096 9000; do pingpong $m $s 20; done
     for s in 8 4096 65536; do
