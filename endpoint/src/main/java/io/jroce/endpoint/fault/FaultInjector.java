@@ -123,9 +123,16 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         return seed;
     }
 
-    /** This injector's plans and seed in {@code --chaos} syntax, so a run can be replayed; rules are not included. */
+    /**
+     * This injector's plans, seed and rules in {@code --chaos} syntax, so a run can be replayed (rules' names and
+     * counters are not included).
+     */
     public String spec() {
-        return in.plan.spec("in.") + ',' + out.plan.spec("out.") + ",seed=" + seed;
+        StringBuilder s = new StringBuilder(in.plan.spec("in.") + ',' + out.plan.spec("out.") + ",seed=" + seed);
+        for (FaultRule r : rules) {
+            s.append(',').append(r.spec());
+        }
+        return s.toString();
     }
 
     public FaultPlan plan(Direction d) {

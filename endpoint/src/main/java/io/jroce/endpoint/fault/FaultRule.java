@@ -411,6 +411,59 @@ public final class FaultRule {
         return true;
     }
 
+    /**
+     * This rule in {@code --chaos} syntax, e.g. {@code out.rule=drop/nak:seq/always} ({@link FaultRuleSpec}), so that
+     * a run can be replayed; its name and counters are not part of it.
+     */
+    public String spec() {
+        StringBuilder s = new StringBuilder(in && out ? "" : in ? "in." : "out.").append("rule=");
+        switch (action) {
+            case DUPLICATE:
+                s.append("dup");
+                break;
+            case DELAY:
+                s.append("delay");
+                if (delayMicros >= 0) {
+                    s.append(':').append(delayMicros);
+                }
+                break;
+            case REWRITE:
+                s.append("rewrite:").append(rewriteOffset).append(':').append(java.util.HexFormat.of().formatHex(rewriteBytes));
+                break;
+            default:
+                s.append(action.name().toLowerCase(java.util.Locale.ROOT));
+                break;
+        }
+        if (!opcodes.isEmpty()) {
+            s.append("/op:").append(String.join("+", opcodes.stream().map(Opcode::name).toList()));
+        }
+        if (psn >= 0) {
+            s.append("/psn:").append(psn);
+        }
+        if (destQp >= 0) {
+            s.append("/qp:").append(destQp);
+        }
+        if (syndromeMask == 0x60 && syndromeValue != 0x40) {
+            s.append(syndromeValue == 0 ? "/ack" : syndromeValue == 0x20 ? "/rnr" : "/nak");
+        } else if (syndromeMask == 0x7F && (syndromeValue & 0x60) == 0x60) {
+            s.append("/nak:").append(syndromeValue & 0x1F);
+        } else if (syndromeMask != 0) {
+            s.append(String.format("/syndrome:0x%02x:0x%02x", syndromeValue, syndromeMask));
+        }
+        if (nth != 1) {
+            s.append("/nth:").append(nth);
+        }
+        if (every != 1) {
+            s.append("/every:").append(every);
+        }
+        if (times == UNLIMITED) {
+            s.append("/always");
+        } else if (times != 1) {
+            s.append("/times:").append(times);
+        }
+        return s.toString();
+    }
+
     @Override
     public String toString() {
         StringBuilder s = new StringBuilder(action.name().toLowerCase());
