@@ -30,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * tester must catch exactly those. A clean run records each case's verdict (all conform); then, per fault, the
  * cases whose answer goes through the broken packets must change verdict, as reasoned case by case below, and
  * every other case must keep its clean verdict. The faults act on the peer's outbound datagrams only, so the peer's
- * QP behaves as in the clean run: only what the tester sees differs.
+ * QP behaves as in the clean run: only what the tester sees differs. Some rules are written in the {@code --chaos}
+ * syntax, and the last test starts a {@code jroce node --chaos} the way a person would.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ConformFaultyPeerTest {
@@ -127,6 +128,15 @@ class ConformFaultyPeerTest {
         return got;
     }
 
+    /** The one rule of a --chaos spec, as {@code jroce node --chaos SPEC} installs it. */
+    private static FaultRule fromChaos(String spec) {
+        FaultInjector parsed = FaultInjector.parse(spec);
+        assertEquals(1, parsed.rules().size(), spec);
+        FaultRule r = parsed.rules().get(0);
+        parsed.removeRule(r);
+        return r;
+    }
+
     private static Map<String, Set<String>> departs(String... ids) {
         Map<String, Set<String>> m = new LinkedHashMap<>();
         for (String id : ids) m.put(id, Set.of(DEPARTS));
@@ -142,7 +152,7 @@ class ConformFaultyPeerTest {
      */
     @Test
     void droppedSequenceErrorNaksAreCaught() {
-        FaultRule rule = FaultRule.drop().outbound().nak(Aeth.NakCode.PSN_SEQUENCE_ERROR).always();
+        FaultRule rule = fromChaos("out.rule=drop/nak:seq/always");
         Map<String, Run> got = expect(SELECTION, departs("psn.ahead", "psn.ahead.far", "psn.ahead.read", "psn.ahead.once", "psn.resume"), rule);
         assertEquals("none", got.get("psn.ahead").observed());
         assertEquals("none ; none", got.get("psn.ahead.once").observed());
@@ -189,7 +199,7 @@ class ConformFaultyPeerTest {
      */
     @Test
     void droppedRnrNaksAreCaught() {
-        Map<String, Run> got = expect(SELECTION, departs("rnr.no-receive"), FaultRule.drop().outbound().aeth(Aeth.Kind.RNR_NAK).always());
+        Map<String, Run> got = expect(SELECTION, departs("rnr.no-receive"), fromChaos("out.rule=drop/rnr/always"));
         assertTrue(got.get("rnr.no-receive").observed().startsWith("none; after="), got.get("rnr.no-receive").toString());
     }
 
@@ -211,8 +221,8 @@ class ConformFaultyPeerTest {
      */
     @Test
     void aWrongNakCodeIsCaughtWhereTheSpecAllowsOnlyOne() {
-        FaultRule rule = FaultRule.rewrite(Opcode.RC_ACKNOWLEDGE.aethOffset(), (byte) (0x60 | Aeth.NakCode.INVALID_REQUEST.code()))
-                .outbound().nak(Aeth.NakCode.REMOTE_ACCESS_ERROR).always();
+        FaultRule rule = fromChaos("out.rule=rewrite:12:61/nak:acc/always");
+        assertEquals(Opcode.RC_ACKNOWLEDGE.aethOffset(), rule.rewriteOffset());
         Map<String, Run> got = expect(SELECTION, departs("err.rkey.write", "err.rkey.read", "err.rkey.atomic"), rule);
         assertEquals("NAK-INV+0", got.get("err.rkey.write").observed());
         assertTrue(rule.fired() >= 3, rule.toString());
@@ -231,5 +241,43 @@ class ConformFaultyPeerTest {
         assertEquals(List.of("dup.write", "dup.write.older"), List.copyOf(got.keySet()));
         assertEquals("none", got.get("dup.write").observed());
         assertEquals(1, rule.fired());
+    }
+
+    /**
+     * {@code jroce node --chaos out.rule=drop/nak:seq/always} with one listening QP, as a person would break a peer
+     * from the command line. Broken: the four cases that expect a PSN sequence error NAK (silence instead). Kept:
+     * write.only (an ACK). The spec the node prints, to replay its run, carries the rule.
+     */
+    @Test
+    void aNodeStartedWithAChaosRuleIsCaught(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String node = "127.0.62.3";
+        int port = 46202;
+        java.nio.file.Path script = dir.resolve("peer.jroce");
+        java.nio.file.Files.writeString(script, """
+                mr buf size=16384
+                mr ro size=4096 access=local_write,remote_read
+                cq cq depth=64
+                qp q1 cq=cq
+                listen qp=q1 publish=buf,ro mtu=1024 rd_atomic=16 timeout=60s
+                """);
+        java.util.concurrent.CompletableFuture<Cli.Result> peerRun = java.util.concurrent.CompletableFuture.supplyAsync(() -> Cli.run("node",
+                "--bind", node, "--port", "" + port, "--linger", "1s", "--chaos", "out.rule=drop/nak:seq/always", "--script", script.toString()));
+        Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + port, "--case-timeout", "300ms", "--json",
+                "--only", "write.only,psn.ahead", node);
+        Cli.Result n = peerRun.get(60, TimeUnit.SECONDS);
+        assertEquals(1, r.exit(), r.err());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> cases = (List<Map<String, Object>>) Json.object(r.out()).get("cases");
+        Map<String, String> got = new LinkedHashMap<>();
+        for (Map<String, Object> c : cases) got.put((String) c.get("id"), c.get("verdict") + " " + c.get("observed"));
+        Map<String, String> want = new LinkedHashMap<>();
+        want.put("write.only", "conforms ACK+0; mem=written");
+        want.put("psn.ahead", "departs none");
+        want.put("psn.ahead.far", "departs none");
+        want.put("psn.ahead.read", "departs none");
+        want.put("psn.ahead.once", "departs none ; none");
+        assertEquals(want, got);
+        assertEquals(0, n.exit(), n.out() + n.err());
+        assertTrue(n.out().contains("chaos: in.drop=0.0,") && n.out().contains(",out.rule=drop/nak:seq/always\n"), n.out());
     }
 }

@@ -43,6 +43,8 @@ import java.util.Set;
 public final class FaultRule {
     /** Fire on every match that reaches the rule, without limit. */
     private static final long UNLIMITED = Long.MAX_VALUE;
+    /** The NAK codes' names in the {@code --chaos} syntax ({@link FaultRuleSpec}), by code. */
+    private static final String[] NAK_NAMES = {"seq", "inv", "acc", "op", "rd"};
 
     private final FaultAction action;
     private final long delayMicros; // DELAY only; -1: the plan's
@@ -446,7 +448,8 @@ public final class FaultRule {
         if (syndromeMask == 0x60 && syndromeValue != 0x40) {
             s.append(syndromeValue == 0 ? "/ack" : syndromeValue == 0x20 ? "/rnr" : "/nak");
         } else if (syndromeMask == 0x7F && (syndromeValue & 0x60) == 0x60) {
-            s.append("/nak:").append(syndromeValue & 0x1F);
+            int code = syndromeValue & 0x1F;
+            s.append("/nak:").append(code < NAK_NAMES.length ? NAK_NAMES[code] : String.valueOf(code));
         } else if (syndromeMask != 0) {
             s.append(String.format("/syndrome:0x%02x:0x%02x", syndromeValue, syndromeMask));
         }

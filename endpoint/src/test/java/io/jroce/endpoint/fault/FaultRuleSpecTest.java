@@ -137,10 +137,11 @@ class FaultRuleSpecTest {
                 .rule(FaultRule.delay(77).psn(5).destQp(0x12).aeth(io.jroce.wire.Aeth.Kind.RNR_NAK).name("slow"))
                 .rule(FaultRule.delay().aeth(io.jroce.wire.Aeth.Kind.RESERVED))
                 .rule(FaultRule.duplicate().syndrome(0x1F, 0xFF).once())
+                .rule(FaultRule.corrupt().syndrome(0x60 | 9, 0x7F))
                 .build();
         String spec = f.spec();
-        assertTrue(spec.endsWith(",seed=3,out.rule=drop/nak:0/always,in.rule=rewrite:16:0102ff/op:RC_ACKNOWLEDGE+RC_ATOMIC_ACKNOWLEDGE/nth:2/every:3"
-                + "/times:4,rule=delay:77/psn:5/qp:18/rnr,rule=delay/syndrome:0x40:0x60,rule=dup/syndrome:0x1f:0xff"), spec);
+        assertTrue(spec.endsWith(",seed=3,out.rule=drop/nak:seq/always,in.rule=rewrite:16:0102ff/op:RC_ACKNOWLEDGE+RC_ATOMIC_ACKNOWLEDGE/nth:2/every:3"
+                + "/times:4,rule=delay:77/psn:5/qp:18/rnr,rule=delay/syndrome:0x40:0x60,rule=dup/syndrome:0x1f:0xff,rule=corrupt/nak:9"), spec);
         FaultInjector g = FaultInjector.parse(spec);
         assertEquals(spec, g.spec());
         assertEquals(f.rules().size(), g.rules().size());
