@@ -96,7 +96,7 @@ class ConformFaultyPeerTest {
 
     private static Map<String, Run> conform(List<String> only) {
         Cli.Result r = Cli.run("conform", "--via", "jroce", "--bind", TESTER, "--port", "" + TCP_PORT, "--ro-region", "ro", "--reconnect",
-                "--case-timeout", "300ms", "--json", "--only", String.join(",", only), PEER);
+                "--case-timeout", "500ms", "--json", "--only", String.join(",", only), PEER);
         if (r.out().isBlank()) throw new AssertionError("conform printed nothing, exit " + r.exit() + ": " + r.err());
         Map<String, Object> top = Json.object(r.out());
         @SuppressWarnings("unchecked")
@@ -261,8 +261,8 @@ class ConformFaultyPeerTest {
                 listen qp=q1 publish=buf,ro mtu=1024 rd_atomic=16 timeout=60s
                 """);
         java.util.concurrent.CompletableFuture<Cli.Result> peerRun = java.util.concurrent.CompletableFuture.supplyAsync(() -> Cli.run("node",
-                "--bind", node, "--port", "" + port, "--linger", "1s", "--chaos", "out.rule=drop/nak:seq/always", "--script", script.toString()));
-        Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + port, "--case-timeout", "300ms", "--json",
+                "--bind", node, "--port", "" + port, "--linger", "2s", "--chaos", "out.rule=drop/nak:seq/always", "--script", script.toString()));
+        Cli.Result r = Cli.run("conform", "--bind", TESTER, "--port", "" + port, "--case-timeout", "500ms", "--json",
                 "--only", "write.only,psn.ahead", node);
         Cli.Result n = peerRun.get(60, TimeUnit.SECONDS);
         assertEquals(1, r.exit(), r.err());
