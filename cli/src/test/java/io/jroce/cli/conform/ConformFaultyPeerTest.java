@@ -64,8 +64,9 @@ class ConformFaultyPeerTest {
 
     @BeforeAll
     static void startThePeerAndRecordTheCleanVerdicts() throws Exception {
-        long seed = System.nanoTime();
-        System.out.println("ConformFaultyPeerTest fault injector seed " + seed + " (only the bit a corrupt rule flips depends on it)");
+        long seed = Long.getLong("jroce.seed", System.nanoTime());
+        System.out.println("ConformFaultyPeerTest fault injector seed " + seed + " (-Djroce.seed=" + seed
+                + "; only the bit a corrupt rule flips depends on it)");
         chaos = FaultInjector.builder().seed(seed).build(); // no random faults: only the rules each test adds
         InetAddress address = InetAddress.getByName(PEER);
         peer = new JrocePeer(new DeviceConfig(address).filter(chaos), address, TCP_PORT, Mtu.MTU_1024);
