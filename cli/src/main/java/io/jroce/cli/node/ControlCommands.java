@@ -48,7 +48,8 @@ final class ControlCommands {
     };
 
     static final SessionCommand CHAOS = new SessionCommand(Syntax.of("chaos", Positional.REST, "chaos SPEC | chaos off",
-            "change fault injection now (random faults and rules), e.g. chaos drop=0.1,reorder=0.05 (the seed is fixed when the node starts)")) {
+            "change fault injection now (random faults and rules), e.g. chaos drop=0.1,reorder=0.05 "
+                    + "(the seed is fixed when the node starts)")) {
         @Override
         Statement check(SessionChecker c, Statement s) throws ScriptException {
             String spec = SessionChecker.restText(s, false);

@@ -55,8 +55,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * datagram is a slice of the receive batch buffer, and an outbound one may be referenced elsewhere by its
  * sender, so writing into it could damage bytes that were never meant to be corrupted. Corruption is rare
  * enough that the copy costs nothing that matters; REWRITE works on a copy too. REORDER and DELAY keep the
- * datagram, and the write promise, until it is forwarded; {@link #handlerRemoved} releases whatever is still held when the channel
- * closes and fails non-void promises.
+ * datagram, and the write promise, until it is forwarded; {@link #handlerRemoved} releases whatever is still
+ * held when the channel closes and fails non-void promises.
  *
  * <p><b>Forwarding.</b> Inbound datagrams go on with {@code fireChannelRead}; outbound ones with
  * {@code write} and their original promise (the RoCE handler writes with the void promise). A datagram
@@ -251,8 +251,8 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     }
 
     /**
-     * A snapshot: {@code in.passed, in.dropped, in.duplicated, in.reordered, in.delayed, in.corrupted, in.rewritten}, the
-     * same for {@code out.}, then {@code rule.<name>.fired} for each current rule, in order.
+     * A snapshot: {@code in.passed, in.dropped, in.duplicated, in.reordered, in.delayed, in.corrupted,
+     * in.rewritten}, the same for {@code out.}, then {@code rule.<name>.fired} for each current rule, in order.
      */
     public Map<String, Long> counters() {
         Map<String, Long> m = new LinkedHashMap<>();
