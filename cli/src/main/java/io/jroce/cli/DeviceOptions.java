@@ -70,7 +70,12 @@ public final class DeviceOptions {
             + "drop=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=42. Keys: drop, dup, reorder, delay, corrupt (each a "
             + "probability 0..1; per direction they add up to at most 1), delay_us (default 1000), reorder_depth (default 3), "
             + "reorder_timeout_us (default 1000), each optionally prefixed in. or out. for one direction; seed (default: random, "
-            + "printed so that a run can be replayed). Off by default.";
+            + "printed so that a run can be replayed); rule=ACTION/MATCH/... for a targeted fault, tried before the random ones, "
+            + "e.g. out.rule=drop/nak:seq/always (drop every PSN sequence error NAK we send) or "
+            + "out.rule=rewrite:12:61/nak:acc/always (write 0x61 at byte 12, keeping the ICRC valid: every remote access error "
+            + "NAK we send says invalid request); actions drop, dup, corrupt, reorder, pass, delay[:us], rewrite:OFFSET:HEX; "
+            + "matches op:NAME[+NAME], psn:N, qp:N, ack, rnr, nak[:seq|inv|acc|op|rd|N], syndrome:V:M, nth:N, every:N, "
+            + "times:N, once (the default), always. Off by default.";
 
     @Option(names = "--chaos", paramLabel = "SPEC", description = CHAOS_HELP)
     String chaosSpec;

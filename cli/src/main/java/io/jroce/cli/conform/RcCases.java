@@ -158,7 +158,9 @@ final class RcCases {
         long va = slot(p, slotNo);
         Long before = Kit.atomicRead(p, va);
         if (before == null) return Case.Outcome.cannotTell("FETCH_ADD 0 to learn the value before got no ATOMIC ACKNOWLEDGE");
-        long operand = cmpSwap ? 0x1122334455667788L : 5;
+        // the swap value always differs from the value before, or a swap would look like none (a second run
+        // against the same memory finds the first run's swap value there)
+        long operand = cmpSwap ? before ^ 0x1122334455667788L : 5;
         int psn = p.take(1);
         List<Reply> rs = p.exchange(1, cmpSwap ? p.cmpSwap(psn, va, rkey(p), operand, before + compareOffset) : p.fetchAdd(psn, va, rkey(p), operand));
         StringBuilder sb = new StringBuilder(Reply.normalised(rs, psn));

@@ -10,6 +10,7 @@ import io.jroce.cli.node.Syntax.Positional;
 import io.jroce.endpoint.fault.Direction;
 import io.jroce.endpoint.fault.FaultInjector;
 import io.jroce.endpoint.fault.FaultPlan;
+import io.jroce.endpoint.fault.FaultRule;
 
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -47,7 +48,8 @@ final class ControlCommands {
     };
 
     static final SessionCommand CHAOS = new SessionCommand(Syntax.of("chaos", Positional.REST, "chaos SPEC | chaos off",
-            "change fault injection now, e.g. chaos drop=0.1,reorder=0.05 (the seed is fixed when the node starts)")) {
+            "change fault injection now (random faults and rules), e.g. chaos drop=0.1,reorder=0.05 "
+                    + "(the seed is fixed when the node starts)")) {
         @Override
         Statement check(SessionChecker c, Statement s) throws ScriptException {
             String spec = SessionChecker.restText(s, false);
@@ -73,6 +75,7 @@ final class ControlCommands {
             if (spec.equals("off")) {
                 chaos.plan(Direction.IN, FaultPlan.none());
                 chaos.plan(Direction.OUT, FaultPlan.none());
+                chaos.clearRules();
                 out.println("chaos: off");
                 return;
             }
@@ -80,6 +83,12 @@ final class ControlCommands {
             x.markChaosUsed();
             chaos.plan(Direction.IN, parsed.plan(Direction.IN));
             chaos.plan(Direction.OUT, parsed.plan(Direction.OUT));
+            // the spec says everything: its rules replace the ones before, as its plans do
+            chaos.clearRules();
+            for (FaultRule r : parsed.rules()) {
+                parsed.removeRule(r);
+                chaos.addRule(r);
+            }
             boolean seedGiven = spec.matches("(?s).*(^|,)\\s*seed\\s*=.*");
             out.println("chaos: " + chaos.spec() + (seedGiven && parsed.seed() != chaos.seed()
                     ? " (the seed is chosen when the node starts: --chaos seed=" + parsed.seed() + " to replay with it)" : ""));

@@ -45,7 +45,12 @@ final class JrocePeer implements AutoCloseable {
     private volatile boolean closed;
 
     JrocePeer(InetAddress address, Mtu mtu) throws IOException {
-        dev = Device.open(new DeviceConfig(address));
+        this(new DeviceConfig(address), address, 0, mtu);
+    }
+
+    /** A peer on a device opened with {@code config} (e.g. with a fault injector), its exchange on TCP {@code port} (0: any). */
+    JrocePeer(DeviceConfig config, InetAddress address, int port, Mtu mtu) throws IOException {
+        dev = Device.open(config);
         pd = dev.allocPd();
         buf = pd.allocateAndRegister(16384, Access.ALL);
         // not zeros: a perftest server's buffer holds whatever was there, so the cases must not depend on small values
@@ -55,7 +60,7 @@ final class JrocePeer implements AutoCloseable {
         buf.buffer().put(noise);
         ro = pd.allocateAndRegister(4096, Access.LOCAL_WRITE | Access.REMOTE_READ);
         recv = pd.allocateAndRegister(RECEIVES * 4096, Access.LOCAL_WRITE);
-        listener = new ServerSocket(0, 4, address);
+        listener = new ServerSocket(port, 4, address);
         tcpPort = listener.getLocalPort();
         server = new Thread(() -> serve(listener, mtu), "conform-test-peer");
         server.setDaemon(true);

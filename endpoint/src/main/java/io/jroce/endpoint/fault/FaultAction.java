@@ -19,7 +19,13 @@ public enum FaultAction {
     /** Forwarded after a fixed delay (microseconds) from the event loop's scheduler. */
     DELAY("delayed"),
     /** Forwarded as a copy with one bit flipped, chosen so the receiver's ICRC check rejects it. */
-    CORRUPT("corrupted");
+    CORRUPT("corrupted"),
+    /**
+     * Forwarded as a copy with a rule's bytes written at a rule's offset and the ICRC made valid again, so the
+     * receiver accepts a well-formed packet that says something else (a NAK code, an MSN, an atomic's original
+     * value). Only on cue from a {@link FaultRule#rewrite}; never drawn from a {@link FaultPlan}.
+     */
+    REWRITE("rewritten");
 
     private final String counterName;
 

@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * Seeded fault injection at the head of a device's pipeline (after Aeron's {@code LossGenerator}): drops,
  * duplicates, reorders, delays and corrupts datagrams in both directions, at random with a {@link FaultPlan}
- * per direction, and on cue with {@link FaultRule}s ("drop the first ACK").
+ * per direction, and on cue with {@link FaultRule}s ("drop the first ACK"), which can also rewrite a field of a
+ * packet and keep its ICRC valid ("every remote access error NAK says invalid request").
  *
  * <pre>{@code
  * FaultInjector chaos = FaultInjector.builder().seed(42).drop(0.05).reorder(0.05).corrupt(0.001).build();
@@ -53,9 +54,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * CORRUPT flips the bit in a {@link ByteBuf#copy()} and releases the original, never in place: an inbound
  * datagram is a slice of the receive batch buffer, and an outbound one may be referenced elsewhere by its
  * sender, so writing into it could damage bytes that were never meant to be corrupted. Corruption is rare
- * enough that the copy costs nothing that matters. REORDER and DELAY keep the datagram, and the write
- * promise, until it is forwarded; {@link #handlerRemoved} releases whatever is still held when the channel
- * closes and fails non-void promises.
+ * enough that the copy costs nothing that matters; REWRITE works on a copy too. REORDER and DELAY keep the
+ * datagram, and the write promise, until it is forwarded; {@link #handlerRemoved} releases whatever is still
+ * held when the channel closes and fails non-void promises.
  *
  * <p><b>Forwarding.</b> Inbound datagrams go on with {@code fireChannelRead}; outbound ones with
  * {@code write} and their original promise (the RoCE handler writes with the void promise). A datagram
@@ -122,9 +123,16 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
         return seed;
     }
 
-    /** This injector's plans and seed in {@code --chaos} syntax, so a run can be replayed; rules are not included. */
+    /**
+     * This injector's plans, seed and rules in {@code --chaos} syntax, so a run can be replayed (rules' names and
+     * counters are not included).
+     */
     public String spec() {
-        return in.plan.spec("in.") + ',' + out.plan.spec("out.") + ",seed=" + seed;
+        StringBuilder s = new StringBuilder(in.plan.spec("in.") + ',' + out.plan.spec("out.") + ",seed=" + seed);
+        for (FaultRule r : rules) {
+            s.append(',').append(r.spec());
+        }
+        return s.toString();
     }
 
     public FaultPlan plan(Direction d) {
@@ -243,8 +251,8 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
     }
 
     /**
-     * A snapshot: {@code in.passed, in.dropped, in.duplicated, in.reordered, in.delayed, in.corrupted}, the
-     * same for {@code out.}, then {@code rule.<name>.fired} for each current rule, in order.
+     * A snapshot: {@code in.passed, in.dropped, in.duplicated, in.reordered, in.delayed, in.corrupted,
+     * in.rewritten}, the same for {@code out.}, then {@code rule.<name>.fired} for each current rule, in order.
      */
     public Map<String, Long> counters() {
         Map<String, Long> m = new LinkedHashMap<>();
@@ -335,6 +343,15 @@ public final class FaultInjector extends ChannelDuplexHandler implements Datagra
                 long micros = rule != null && rule.delayMicros() >= 0 ? rule.delayMicros() : plan.delayMicros();
                 h.timer = ctx.executor().schedule(h, micros, TimeUnit.MICROSECONDS);
                 updatePending(port);
+                break;
+            case REWRITE:
+                DatagramPacket rewritten = Rewrite.apply(packet, rule.rewriteOffset(), rule.rewriteBytesShared());
+                if (rewritten != null) {
+                    forward(ctx, lane, rewritten, promise);
+                } else {
+                    action = FaultAction.PASS; // too short for the bytes: nothing to rewrite
+                    forward(ctx, lane, packet, promise);
+                }
                 break;
             case CORRUPT:
                 if (packet.content().isReadable()) {

@@ -121,6 +121,8 @@ public final class FaultPlan {
                 return delay;
             case CORRUPT:
                 return corrupt;
+            case REWRITE:
+                return 0; // only rules rewrite: a plan has nothing to write
             default:
                 return Math.max(0, 1 - corruptBelow);
         }

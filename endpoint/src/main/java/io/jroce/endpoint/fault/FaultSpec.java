@@ -11,14 +11,17 @@ package io.jroce.endpoint.fault;
  *         | "delay_us"                         ; integer >= 0, default 1000
  *         | "reorder_depth"                    ; integer >= 1, default 3
  *         | "reorder_timeout_us"               ; integer >= 1, default 1000
+ *         | "rule"                             ; value: a targeted rule, see FaultRuleSpec
  * </pre>
  *
  * A key without prefix sets both directions, {@code in.}/{@code out.} one; a later item overrides an earlier
  * one. Example: {@code drop=0.05,dup=0.01,reorder=0.05,delay=0.01,corrupt=0.001,out.drop=0,seed=42}. Per
- * direction, the five probabilities must add up to at most 1. An empty spec means no faults.
+ * direction, the five probabilities must add up to at most 1. An empty spec means no faults. Each {@code rule=}
+ * item adds a {@link FaultRule} after the ones before it (its prefix is the rule's direction), e.g.
+ * {@code out.rule=drop/nak:seq/always}: rules are tried before the random plan, in order.
  */
 final class FaultSpec {
-    static final String KEYS = "drop, dup, reorder, delay, corrupt, delay_us, reorder_depth, reorder_timeout_us "
+    static final String KEYS = "drop, dup, reorder, delay, corrupt, delay_us, reorder_depth, reorder_timeout_us, rule "
             + "(each optionally prefixed in. or out.), seed";
 
     private FaultSpec() {
@@ -80,6 +83,9 @@ final class FaultSpec {
                     break;
                 case "reorder_timeout_us":
                     b.reorderTimeoutMicros(d, integer(key, value, 1));
+                    break;
+                case "rule":
+                    b.rule(FaultRuleSpec.parse(key, value, d));
                     break;
                 default:
                     throw new IllegalArgumentException("chaos spec: unknown key '" + key + "' (keys: " + KEYS + ")");

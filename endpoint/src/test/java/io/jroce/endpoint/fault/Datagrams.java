@@ -46,6 +46,29 @@ final class Datagrams {
         return new DatagramPacket(b, RECIPIENT, SENDER);
     }
 
+    /** A packet with an AETH ({@code op} must have one) carrying {@code syndrome} and {@code msn}, with a valid ICRC. */
+    static DatagramPacket withAeth(Opcode op, int psn, int syndrome, int msn) {
+        int len = op.headerLength() + (op.hasPayload() ? 64 : 0) + RoceV2.ICRC_LENGTH;
+        ByteBuf b = Unpooled.buffer(len);
+        b.writeZero(len);
+        new BthView().wrap(b, 0).write(op.code(), false, false, 0, 0xFFFF, QP, false, psn);
+        new io.jroce.wire.AethView().wrap(b, op.aethOffset()).write(syndrome, msn);
+        new Icrc().writeIpv4(SRC_ADDR, DST_ADDR, 0, Icrc.IPV4_DF, SRC_PORT, DST_PORT, b, 0, len);
+        return new DatagramPacket(b, RECIPIENT, SENDER);
+    }
+
+    /** The AETH syndrome of a datagram, -1 when it has none. */
+    static int syndrome(DatagramPacket p) {
+        RocePacket r = new RocePacket();
+        ByteBuf b = p.content();
+        return r.decode(b, b.readerIndex(), b.readableBytes()) == Problem.NONE && r.aeth() != null ? r.aeth().syndrome() : -1;
+    }
+
+    /** True if the ICRC is exactly right for the IPv4 header the test packets assume (ID 0, DF). */
+    static boolean icrcExact(ByteBuf b) {
+        return new Icrc().verifyIpv4(SRC_ADDR, DST_ADDR, 0, Icrc.IPV4_DF, SRC_PORT, DST_PORT, b, b.readerIndex(), b.readableBytes());
+    }
+
     /** Not RoCE: too short for a BTH + ICRC. */
     static DatagramPacket junk(int n) {
         ByteBuf b = Unpooled.buffer(8);

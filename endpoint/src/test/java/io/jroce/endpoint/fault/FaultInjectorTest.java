@@ -385,8 +385,8 @@ class FaultInjectorTest {
         send(ch, roce(Opcode.RC_SEND_ONLY, 3));
         inboundPsns(ch);
         Map<String, Long> c = f.counters();
-        assertEquals(List.of("in.passed", "in.dropped", "in.duplicated", "in.reordered", "in.delayed", "in.corrupted",
-                "out.passed", "out.dropped", "out.duplicated", "out.reordered", "out.delayed", "out.corrupted",
+        assertEquals(List.of("in.passed", "in.dropped", "in.duplicated", "in.reordered", "in.delayed", "in.corrupted", "in.rewritten",
+                "out.passed", "out.dropped", "out.duplicated", "out.reordered", "out.delayed", "out.corrupted", "out.rewritten",
                 "rule.dupAck.fired", "rule." + anon.name() + ".fired"), List.copyOf(c.keySet()));
         assertEquals("r2", anon.name());
         assertEquals(1L, c.get("in.duplicated"));

@@ -64,6 +64,9 @@ class FaultSeedTest {
         return FaultInjector.builder().seed(seed).drop(0.05).duplicate(0.05).reorder(0.1).delay(0.05).corrupt(0.05)
                 .delayMicros(400).reorderDepth(4).reorderTimeoutMicros(300)
                 .rule(FaultRule.drop().opcode(Opcode.RC_ACKNOWLEDGE).nth(3).every(50).always())
+                // an ACK's MSN rewritten now and then, so that rewritten copies are checked for leaks too
+                .rule(FaultRule.rewrite(Opcode.RC_ACKNOWLEDGE.aethOffset() + 1, (byte) 1, (byte) 2, (byte) 3)
+                        .opcode(Opcode.RC_ACKNOWLEDGE).nth(2).every(40).always())
                 .build();
     }
 
