@@ -199,6 +199,7 @@ public final class NodeCommand implements Callable<Integer>, OptionHelp {
             }
             session.counters("nonzero");
             session.printSummary();
+            session.closeCm();
             return code;
         } finally {
             options.printCounters(err, device);

@@ -171,6 +171,14 @@ final class Session {
         return cm;
     }
 
+    /**
+     * Closes the connection manager if a command opened it, before the device closes: what is still connected gets
+     * its DREQ and a DREQ not yet answered its DREP, as when a verbs program exits ({@link io.jroce.endpoint.cm.CmAgent#close}).
+     */
+    void closeCm() {
+        if (cm != null) cm.close();
+    }
+
     Qp qp(Statement s) throws Failure {
         return qps.require(values.name(s, "qp"));
     }

@@ -234,7 +234,7 @@ class InspectCmTest {
                 + field(cm.get(0), "local_comm_id") + " rejected=REQ (0) reason=INVALID_SERVICE_ID (8)"), cm.get(1));
     }
 
-    /** jroce's capture of its rping offering the extensions to rxe's rping (cm-interop.sh): the offer, no answer. */
+    /** jroce's capture of its rping offering the extensions to rxe's rping (interop.sh --cm, rping-offer-extensions): the offer, no answer. */
     @Test
     void jroceExtensionsOfferIsShownAndRxeAnswersWithout() {
         List<String> cm = cmLines("rxe-cm/jroce_offer_rping.pcap", 65);
