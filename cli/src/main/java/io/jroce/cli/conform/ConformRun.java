@@ -57,6 +57,11 @@ final class ConformRun {
                 out.add(new Case.Result(c, null, Case.Verdict.CANNOT_TELL, stopped));
                 continue;
             }
+            if (c.releases()) {
+                // a release works whatever state the QP is in, and leaves no QP to probe afterwards
+                out.add(c.judge(runBody(c)));
+                continue;
+            }
             if (c.fatal() && qpMayBeInError) {
                 if (!reconnect) {
                     out.add(new Case.Result(c, null, Case.Verdict.CANNOT_TELL, "the QP may be in the error state after " + errorCase
@@ -71,13 +76,7 @@ final class ConformRun {
                     continue;
                 }
             }
-            Case.Outcome o;
-            try {
-                o = c.body().run(probe);
-            } catch (RuntimeException e) {
-                // a fault of the tester, not of the peer: shown, and the run goes on
-                o = Case.Outcome.cannotTell("the tester failed: " + io.jroce.cli.Main.describe(e));
-            }
+            Case.Outcome o = runBody(c);
             Case.Result r = c.judge(o);
             if (c.fatal()) {
                 qpMayBeInError = true;
@@ -102,6 +101,15 @@ final class ConformRun {
         }
         link.close();
         return out;
+    }
+
+    private Case.Outcome runBody(Case c) throws IOException {
+        try {
+            return c.body().run(probe);
+        } catch (RuntimeException e) {
+            // a fault of the tester, not of the peer: shown, and the run goes on
+            return Case.Outcome.cannotTell("the tester failed: " + io.jroce.cli.Main.describe(e));
+        }
     }
 
     private static String where(Target t) {

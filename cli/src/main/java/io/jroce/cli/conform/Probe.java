@@ -40,6 +40,11 @@ final class Probe {
         this.confirmed = epsn;
     }
 
+    /** How long each step waits for answers. */
+    long timeoutNanos() {
+        return timeoutNanos;
+    }
+
     /** The PSN the peer's responder expects next. */
     int epsn() {
         return epsn;
