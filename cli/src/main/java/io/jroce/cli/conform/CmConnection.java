@@ -19,8 +19,11 @@ import java.util.concurrent.TimeUnit;
 final class CmConnection {
     /** How long the RTU is held back on the first connection to see whether the peer resends its REP. */
     static final long RTU_HOLD_NANOS = TimeUnit.SECONDS.toNanos(2);
-    /** REQ and DREQ are resent this often while unanswered, as a CM resends on its timeout. */
+    /** A REQ is resent this often while unanswered, as a CM resends on its timeout. */
     static final long RESEND_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** A DREQ is resent this often, this many times at most. */
+    static final int DREQ_RESEND_SECONDS = 2;
+    static final int DREQ_SENDS = 5;
 
     /** IBTA Table 109 reason 8: no listener for the service ID. */
     static final int REJ_INVALID_SERVICE_ID = 8;
@@ -36,6 +39,10 @@ final class CmConnection {
     int peerQpn;
     /** The answer while the RTU was held back ("REP", "none", ...), or null when it was not held back. */
     String rtuLost;
+    /** perftest -R: the exchange QP's connection, made before this one, whose REQ asked responder resources and initiator depth 0. */
+    CmConnection exchange;
+    /** The answers of the cases that need the listener, asked before this connection was made; null: asked when they run. */
+    java.util.Map<String, String> listenerAnswers;
     /** The DREQ sent to end the connection, once sent. */
     byte[] dreq;
     boolean released;
@@ -47,6 +54,11 @@ final class CmConnection {
         this.reqMad = CmMads.req(req);
         this.cmPort = cmPort;
         this.tid = req.tid();
+    }
+
+    /** The first PSN the peer sends (the REP's Starting PSN). */
+    int peerStartingPsn() {
+        return new CmRep().wrap(Unpooled.wrappedBuffer(rep), 0).startingPsn();
     }
 
     /** A transaction ID no other MAD of this connection used. */
@@ -112,7 +124,7 @@ final class CmConnection {
         return c;
     }
 
-    private static void sleepNanos(long nanos) throws IOException {
+    static void sleepNanos(long nanos) throws IOException {
         try {
             TimeUnit.NANOSECONDS.sleep(nanos); // pacing a retry towards a peer that is starting, not waiting for an event
         } catch (InterruptedException e) {
@@ -122,20 +134,20 @@ final class CmConnection {
     }
 
     /**
-     * DREQ until the peer's DREP (resent every second, three at most): the answers to it, as words. The connection is
-     * released either way.
+     * DREQ until the peer's DREP, resent every {@value #DREQ_RESEND_SECONDS} s, {@value #DREQ_SENDS} at most (a CM may
+     * answer only once its application disconnects: cm.c sends the DREP from rdma_disconnect): the answers, as words
+     * ("none" after the last wait). The connection is released either way.
      */
     String release(long waitNanos) throws IOException {
         released = true;
         dreq = CmMads.dreq(nextTid(), req.commId(), remoteCommId, peerQpn);
         long tidOf = Unpooled.wrappedBuffer(dreq).getLong(8);
         gsi.send(dreq);
-        long deadline = System.nanoTime() + Math.max(waitNanos, 3 * RESEND_NANOS);
+        long each = Math.max(waitNanos, TimeUnit.SECONDS.toNanos(DREQ_RESEND_SECONDS));
         for (int sent = 1; ; sent++) {
-            long left = deadline - System.nanoTime();
-            List<byte[]> got = gsi.collect(Math.max(0, Math.min(left, RESEND_NANOS)), 1, Gsi.tid(tidOf));
-            if (!got.isEmpty() || left <= 0 || sent >= 3) return CmMads.words(got, dreq);
-            gsi.sendMore(dreq); // cm.c: the DREQ is resent on its timeout (a peer whose application decides first drops it)
+            List<byte[]> got = gsi.collect(each, 1, Gsi.tid(tidOf));
+            if (!got.isEmpty() || sent >= DREQ_SENDS) return CmMads.words(got, dreq);
+            gsi.sendMore(dreq); // cm.c: the DREQ is resent on its timeout (a CM whose application decides first drops it)
         }
     }
 }

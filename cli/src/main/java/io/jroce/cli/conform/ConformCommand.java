@@ -40,7 +40,7 @@ import java.util.concurrent.Callable;
             "Conformance test of a RoCEv2 peer: get a QP on it (--via), send it requests and responses built byte by byte "
                 + "(valid ones, duplicates, PSN gaps, bad keys and lengths, corrupt headers, unsolicited responses, UD datagrams), "
                 + "and judge each answer against the InfiniBand spec: conforms, departs, or cannot tell.",
-            "Through the connection manager (--via rping) the tester makes the connection itself with CM MADs on QP 1 and "
+            "Through the connection manager (--via rping, perftest-*-cm) the tester makes the connection itself with CM MADs on QP 1 and "
                 + "also runs the cm group: how the REP answers the REQ, a lost RTU, a duplicate REQ, REQs to refuse, the MAD "
                 + "layer's answers, SIDR, and the DREQs that end the connection.",
             "Exit status: 0 when no case departs, 1 when one does, 2 for bad usage.",
@@ -48,7 +48,9 @@ import java.util.concurrent.Callable;
 public final class ConformCommand implements Callable<Integer> {
     enum Via {
         JROCE("jroce"), PERFTEST_WRITE("perftest-write"), PERFTEST_READ("perftest-read"), PERFTEST_SEND("perftest-send"),
-        PERFTEST_ATOMIC("perftest-atomic"), RC_PINGPONG("rc-pingpong"), RPING("rping", true);
+        PERFTEST_ATOMIC("perftest-atomic"), RC_PINGPONG("rc-pingpong"), RPING("rping", true),
+        PERFTEST_WRITE_CM("perftest-write-cm", true), PERFTEST_READ_CM("perftest-read-cm", true), PERFTEST_SEND_CM("perftest-send-cm", true),
+        PERFTEST_ATOMIC_CM("perftest-atomic-cm", true);
 
         final String name;
         /** The QP comes through the peer's connection manager: the cm cases run. */
@@ -82,7 +84,9 @@ public final class ConformCommand implements Callable<Integer> {
     @Option(names = "--via", paramLabel = "MODE", defaultValue = "jroce", description = "How the peer offers a QP: jroce (a jroce node "
             + "that listens with publish=), perftest-write, perftest-read, perftest-send, perftest-atomic (an ib_*_bw server without -R), "
             + "rc-pingpong (ibv_rc_pingpong -g N), rping (rping -s or jroce rping -s: the connection manager on rdma_cm's TCP port "
-            + "space; the cm group runs). Default: ${DEFAULT-VALUE}.")
+            + "space), perftest-write-cm, perftest-read-cm, perftest-send-cm, perftest-atomic-cm (an ib_*_bw server with -R: "
+            + "the connection manager, then perftest's exchange over SEND/RECV). The cm group runs with rping and perftest-*-cm. "
+            + "Default: ${DEFAULT-VALUE}.")
     String via;
 
     @Option(names = "--bind", paramLabel = "ADDR", description = "Our address: our UDP socket binds the RoCE port there and it is "
@@ -192,6 +196,7 @@ public final class ConformCommand implements Callable<Integer> {
         InetAddress gidAddress = peerGid == null ? null : DeviceOptions.address(spec, peerGid, "--peer-gid");
         InetAddress local = bind != null ? DeviceOptions.address(spec, bind, "--bind") : LocalAddress.towards(peer);
         if (bind != null) DeviceOptions.checkLocal(spec, local);
+        InetAddress roce = gidAddress != null ? gidAddress : peer;
         HookCommand hook = restartHook == null ? null : new HookCommand(restartHook, connectTimeout);
         List<Case.Result> results;
         String stopped;
@@ -206,8 +211,11 @@ public final class ConformCommand implements Callable<Integer> {
                 case PERFTEST_SEND -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.SEND_BW, len());
                 case PERFTEST_ATOMIC -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.ATOMIC_BW, len());
                 case RC_PINGPONG -> new PingpongLink(peer, port, rocePort, connectTimeout);
-                case RPING -> new CmLink(raw, peer, gidAddress != null ? gidAddress : peer, port, rocePort, connectTimeout,
-                        caseTimeout.toNanos());
+                case RPING -> new CmLink(raw, peer, roce, port, rocePort, connectTimeout, caseTimeout.toNanos());
+                case PERFTEST_WRITE_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.WRITE_BW);
+                case PERFTEST_READ_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.READ_BW);
+                case PERFTEST_SEND_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.SEND_BW);
+                case PERFTEST_ATOMIC_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.ATOMIC_BW);
             };
             name = link.describe() + " from " + IpText.of(local);
             try {
@@ -241,6 +249,10 @@ public final class ConformCommand implements Callable<Integer> {
     static final int RPING_PORT = 7174;
     /** perftest's default port. */
     static final int PERFTEST_PORT = 18515;
+
+    private PeerLink perftestCm(RawPort raw, InetAddress peer, InetAddress roce, int port, PerftestHandshake.Test test) {
+        return new PerftestCmLink(raw, peer, roce, port, rocePort, connectTimeout, test, len(), caseTimeout.toNanos());
+    }
 
     private long len() {
         return regionLength == null ? 0 : regionLength;

@@ -123,6 +123,11 @@ final class ConformRun {
         }
         PeerLink.Local local = new PeerLink.Local(gid, nextQpn++ & Psn.MASK, ThreadLocalRandom.current().nextInt(1 << 24), mtu);
         Target t = link.open(local);
+        if (t.cm() != null) {
+            // through the connection manager the PSN the peer expects from us is its REP's Starting PSN (the active
+            // side's sq_psn, cm.c cm_init_qp_rts_attr); our REQ's is the one it sends from
+            local = new PeerLink.Local(local.gid(), local.qpn(), t.cm().peerStartingPsn(), local.mtu());
+        }
         if (!allowed.contains(t.roce().getAddress())) {
             throw new IOException("the peer announced GID " + io.jroce.wire.IpText.of(t.roce().getAddress()) + ", not an address given on "
                     + "the command line: conform sends only to HOST and --peer-gid; add --peer-gid "
