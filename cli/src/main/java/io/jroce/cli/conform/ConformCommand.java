@@ -78,7 +78,8 @@ public final class ConformCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(paramLabel = "HOST", arity = "0..1", description = "The peer: where its out-of-band exchange listens.")
+    @Parameters(paramLabel = "HOST", arity = "0..1", description = "The peer: where its out-of-band exchange or its connection manager "
+            + "listens.")
     String host;
 
     @Option(names = "--via", paramLabel = "MODE", defaultValue = "jroce", description = "How the peer offers a QP: jroce (a jroce node "
@@ -94,7 +95,7 @@ public final class ConformCommand implements Callable<Integer> {
     String bind;
 
     @Option(names = {"-p", "--port"}, paramLabel = "PORT", description = "TCP port of the exchange, or the rdma_cm port for --via "
-            + "rping (default: 18515, and rping's 7174 for --via rping).")
+            + "rping and perftest-*-cm (default: 18515, and rping's 7174 for --via rping).")
     Integer port;
 
     @Option(names = "--roce-port", paramLabel = "PORT", defaultValue = "" + RoceV2.UDP_PORT, description = "UDP port of RoCE on both sides "
