@@ -32,6 +32,9 @@ final class CmCases {
     private static final String CMA_C = "drivers/infiniband/core/cma.c ";
     private static final String MAD_C = "drivers/infiniband/core/mad.c ";
     static final String NO_CM = "the QP did not come through the connection manager (--via rping or perftest-*-cm)";
+    /** The cases that need no connection of ours, only the peer's QP 1: they run whichever way the QP came. */
+    static final java.util.Set<String> CONNECTIONLESS = java.util.Set.of("cm.req.no-listener", "cm.mad.classportinfo",
+            "cm.mad.unassigned-class", "cm.mad.unknown-attribute", "cm.dreq.unknown");
     /** The cases that need the peer's listener: asked while it listens ({@link #askListener}). */
     static final String FOREIGN_GID = "cm.req.foreign-gid";
     static final String FOREIGN_ADDRESS = "cm.req.foreign-address";
@@ -85,12 +88,10 @@ final class CmCases {
         cs.add(c("cm.req.no-listener", Case.CM, "REQ for port 0 of rdma_cm's TCP port space, where nothing can listen",
                 "IBTA 12.6.7 REJ, Table 109 reason 8 (invalid Service ID)", CM_C + "cm_req_handler (cm_match_req finds no listener)",
                 List.of("REJ-8"), p -> {
-                    CmConnection k = p.target.cm();
-                    if (k == null) return Case.Outcome.cannotTell(NO_CM);
-                    long tid = k.nextTid();
-                    byte[] mad = CmMads.req(fresh(k.req, tid, 1, CmaHeader.serviceId(CmaHeader.PS_TCP, 0), k.req.peerGid(), k.req.dst()));
-                    k.gsi.send(mad);
-                    return Case.Outcome.of(CmMads.words(k.gsi.collect(p.timeoutNanos(), 1, Gsi.tid(tid)), mad));
+                    CmMads.Req base = base(p);
+                    long tid = newTid();
+                    byte[] mad = CmMads.req(fresh(base, tid, 1, CmaHeader.serviceId(CmaHeader.PS_TCP, 0), base.peerGid(), base.dst()));
+                    return answer(p, mad, tid, 1);
                 }));
         cs.add(c("cm.req.foreign-gid", Case.CM, "REQ whose primary path names, as the peer's GID, one the peer does not have",
                 "IBTA 12.6.7 REJ, Table 109 reason 12 (invalid GID; the ARI holds a GID of the port)",
@@ -124,13 +125,11 @@ final class CmCases {
                 "IBTA 12.9 (a DREQ for a connection the CM does not know is answered with DREP, so the sender need not time out)",
                 CM_C + "cm_dreq_handler (no cm_id: cm_issue_drep)", List.of("DREP"), p -> {
                     CmConnection k = p.target.cm();
-                    if (k == null) return Case.Outcome.cannotTell(NO_CM);
-                    long tid = k.nextTid();
+                    long tid = newTid();
                     int remote = CmConnection.newCommId();
-                    if (remote == k.remoteCommId) remote = ~remote;
-                    byte[] mad = CmMads.dreq(tid, CmConnection.newCommId(), remote, k.peerQpn ^ 0x400000);
-                    k.gsi.send(mad);
-                    return Case.Outcome.of(CmMads.words(k.gsi.collect(p.timeoutNanos(), 1, Gsi.tid(tid)), mad));
+                    if (k != null && remote == k.remoteCommId) remote = ~remote;
+                    byte[] mad = CmMads.dreq(tid, CmConnection.newCommId(), remote, p.target.qpn() ^ 0x400000);
+                    return answer(p, mad, tid, 1);
                 }));
         return cs;
     }
@@ -234,11 +233,39 @@ final class CmCases {
 
     /** A MAD of any class and method to QP 1; {@code want} answers (0: silence is right, the whole timeout is waited). */
     private static Case.Outcome get(Probe p, int mgmtClass, int version, int method, int attribute, int want) throws IOException {
+        long tid = newTid();
+        return answer(p, CmMads.get(tid, mgmtClass, version, method, attribute), tid, want);
+    }
+
+    /**
+     * Sends {@code mad} to the peer's QP 1 and reads the answers with its transaction ID ({@code want}: how many end the
+     * wait; 0 waits the whole timeout). Where the QP did not come through the CM, silence from a QP 1 that has answered
+     * nothing at all tells nothing: no CM may run there (a jroce node starts its own with its first CM command).
+     */
+    private static Case.Outcome answer(Probe p, byte[] mad, long tid, int want) throws IOException {
+        Gsi gsi = p.gsi();
+        gsi.send(mad);
+        String a = CmMads.words(gsi.collect(p.timeoutNanos(), want, Gsi.tid(tid)), mad);
+        if (a.equals("none") && p.target.cm() == null && !gsi.answered) {
+            return Case.Outcome.cannotTell("QP 1 at " + io.jroce.wire.IpText.of(gsi.peer().getAddress()) + " has answered nothing: no connection "
+                    + "manager may run there");
+        }
+        return Case.Outcome.of(a);
+    }
+
+    /** A transaction ID for one MAD (the top bit clear, as the Linux MAD layer's own). */
+    private static long newTid() {
+        return java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0x7FFFFFFFFFFFFFFFL;
+    }
+
+    /** The connection's REQ, or, without one, a REQ from our QP to the peer's as rdma_cm would write it for port 0. */
+    private static CmMads.Req base(Probe p) {
         CmConnection k = p.target.cm();
-        if (k == null) return Case.Outcome.cannotTell(NO_CM);
-        long tid = k.nextTid();
-        byte[] mad = CmMads.get(tid, mgmtClass, version, method, attribute);
-        k.gsi.send(mad);
-        return Case.Outcome.of(CmMads.words(k.gsi.collect(p.timeoutNanos(), want, Gsi.tid(tid)), mad));
+        if (k != null) return k.req;
+        InetAddress ours = p.localAddress().getAddress();
+        InetAddress theirs = p.target.roce().getAddress();
+        return new CmMads.Req(newTid(), CmConnection.newCommId(), java.util.concurrent.ThreadLocalRandom.current().nextLong(),
+                CmaHeader.serviceId(CmaHeader.PS_TCP, 0), p.local.qpn(), p.local.psn(), io.jroce.endpoint.Mtu.ofBytes(p.mtu()).ibvEnum(),
+                0, 0, p.local.gid(), Gid.of(theirs), 40000, ours, theirs);
     }
 }

@@ -168,8 +168,9 @@ public final class ConformCommand implements Callable<Integer> {
         }
         Via v = Via.parse(via);
         if (!list && v != null && !v.cm && only == null) {
-            // the cm cases need a connection made through the peer's connection manager; other ways to a QP leave them out
-            cases = cases.stream().filter(c -> !c.group().equals(Case.CM)).toList();
+            // most cm cases need a connection made through the peer's connection manager; other ways to a QP run only
+            // those that need nothing but the peer's QP 1
+            cases = cases.stream().filter(c -> !c.group().equals(Case.CM) || CmCases.CONNECTIONLESS.contains(c.id())).toList();
         }
         if (list) {
             for (Case c : cases) out.printf("%-26s %-17s %s%s | %s | %s%n", c.id(), c.group(), c.title(), c.fatal() ? " [may leave the QP in error]" : "",
