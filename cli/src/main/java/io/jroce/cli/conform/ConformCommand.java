@@ -173,7 +173,7 @@ public final class ConformCommand implements Callable<Integer> {
             cases = cases.stream().filter(c -> !c.group().equals(Case.CM) || CmCases.CONNECTIONLESS.contains(c.id())).toList();
         }
         if (list) {
-            for (Case c : cases) out.printf("%-26s %-17s %s%s | %s | %s%n", c.id(), c.group(), c.title(), c.fatal() ? " [may leave the QP in error]" : "",
+            for (Case c : cases) out.printf("%-26s %-17s %s%s | %s | %s%n", c.id(), c.group(), c.title(), c.fatal() ? " [may leave the QP in error]" : c.releases() ? " [ends the connection: runs last]" : "",
                     c.section(), c.rxe());
             out.flush();
             return 0;
