@@ -10,13 +10,17 @@ import java.util.List;
  *
  * @param fatal the peer's QP may be in the error state afterwards (a class C/D responder error, IBTA 9.9.3):
  *              such cases run last, each on a fresh QP when the peer offers one
+ * @param releases the case ends the connection manager's connection that gave us the QP (a DREQ): it runs after every
+ *              other case, whatever state the QP is in, and the QP is not probed afterwards
  */
-record Case(String id, String group, String title, String section, String rxe, boolean fatal, List<String> expected, Body body) {
+record Case(String id, String group, String title, String section, String rxe, boolean fatal, boolean releases, List<String> expected,
+            Body body) {
 
     static final String RC = "rc-request";
     static final String IGNORE = "ignored-response";
     static final String HEADER = "header-check";
     static final String UD = "ud";
+    static final String CM = "cm";
 
     @FunctionalInterface
     interface Body {

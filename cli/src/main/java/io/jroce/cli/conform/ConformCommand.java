@@ -40,17 +40,29 @@ import java.util.concurrent.Callable;
             "Conformance test of a RoCEv2 peer: get a QP on it (--via), send it requests and responses built byte by byte "
                 + "(valid ones, duplicates, PSN gaps, bad keys and lengths, corrupt headers, unsolicited responses, UD datagrams), "
                 + "and judge each answer against the InfiniBand spec: conforms, departs, or cannot tell.",
+            "Through the connection manager (--via rping, perftest-*-cm) the tester makes the connection itself with CM MADs on QP 1 and "
+                + "also runs the cm group: how the REP answers the REQ, a lost RTU, a duplicate REQ, REQs to refuse, the MAD "
+                + "layer's answers, SIDR, and the DREQs that end the connection.",
             "Exit status: 0 when no case departs, 1 when one does, 2 for bad usage.",
         })
 public final class ConformCommand implements Callable<Integer> {
     enum Via {
         JROCE("jroce"), PERFTEST_WRITE("perftest-write"), PERFTEST_READ("perftest-read"), PERFTEST_SEND("perftest-send"),
-        PERFTEST_ATOMIC("perftest-atomic"), RC_PINGPONG("rc-pingpong");
+        PERFTEST_ATOMIC("perftest-atomic"), RC_PINGPONG("rc-pingpong"), RPING("rping", true),
+        PERFTEST_WRITE_CM("perftest-write-cm", true), PERFTEST_READ_CM("perftest-read-cm", true), PERFTEST_SEND_CM("perftest-send-cm", true),
+        PERFTEST_ATOMIC_CM("perftest-atomic-cm", true);
 
         final String name;
+        /** The QP comes through the peer's connection manager: the cm cases run. */
+        final boolean cm;
 
         Via(String name) {
+            this(name, false);
+        }
+
+        Via(String name, boolean cm) {
             this.name = name;
+            this.cm = cm;
         }
 
         static Via parse(String s) {
@@ -66,20 +78,25 @@ public final class ConformCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(paramLabel = "HOST", arity = "0..1", description = "The peer: where its out-of-band exchange listens.")
+    @Parameters(paramLabel = "HOST", arity = "0..1", description = "The peer: where its out-of-band exchange or its connection manager "
+            + "listens.")
     String host;
 
     @Option(names = "--via", paramLabel = "MODE", defaultValue = "jroce", description = "How the peer offers a QP: jroce (a jroce node "
             + "that listens with publish=), perftest-write, perftest-read, perftest-send, perftest-atomic (an ib_*_bw server without -R), "
-            + "rc-pingpong (ibv_rc_pingpong -g N). Default: ${DEFAULT-VALUE}.")
+            + "rc-pingpong (ibv_rc_pingpong -g N), rping (rping -s or jroce rping -s: the connection manager on rdma_cm's TCP port "
+            + "space), perftest-write-cm, perftest-read-cm, perftest-send-cm, perftest-atomic-cm (an ib_*_bw server with -R: "
+            + "the connection manager, then perftest's exchange over SEND/RECV). The cm group runs with rping and perftest-*-cm. "
+            + "Default: ${DEFAULT-VALUE}.")
     String via;
 
     @Option(names = "--bind", paramLabel = "ADDR", description = "Our address: our UDP socket binds the RoCE port there and it is "
             + "our GID (default: the address the kernel routes towards HOST).")
     String bind;
 
-    @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "18515", description = "TCP port of the exchange (default: ${DEFAULT-VALUE}).")
-    int port;
+    @Option(names = {"-p", "--port"}, paramLabel = "PORT", description = "TCP port of the exchange, or the rdma_cm port for --via "
+            + "rping and perftest-*-cm (default: 18515, and rping's 7174 for --via rping).")
+    Integer port;
 
     @Option(names = "--roce-port", paramLabel = "PORT", defaultValue = "" + RoceV2.UDP_PORT, description = "UDP port of RoCE on both sides "
             + "(default: ${DEFAULT-VALUE}).")
@@ -149,15 +166,21 @@ public final class ConformCommand implements Callable<Integer> {
             cases = cases.stream().filter(c -> only.stream().anyMatch(o -> c.id().startsWith(o))).toList();
             if (cases.isEmpty()) throw new ParameterException(spec.commandLine(), "--only " + String.join(",", only) + " selects no case (see --list)");
         }
+        Via v = Via.parse(via);
+        if (!list && v != null && !v.cm && only == null) {
+            // most cm cases need a connection made through the peer's connection manager; other ways to a QP run only
+            // those that need nothing but the peer's QP 1
+            cases = cases.stream().filter(c -> !c.group().equals(Case.CM) || CmCases.CONNECTIONLESS.contains(c.id())).toList();
+        }
         if (list) {
-            for (Case c : cases) out.printf("%-26s %-17s %s%s | %s | %s%n", c.id(), c.group(), c.title(), c.fatal() ? " [may leave the QP in error]" : "",
+            for (Case c : cases) out.printf("%-26s %-17s %s%s | %s | %s%n", c.id(), c.group(), c.title(), c.fatal() ? " [may leave the QP in error]" : c.releases() ? " [ends the connection: runs last]" : "",
                     c.section(), c.rxe());
             out.flush();
             return 0;
         }
-        Via v = Via.parse(via);
         if (v == null) throw new ParameterException(spec.commandLine(), "--via " + via + ": not one of " + Via.names());
         if (host == null) throw new ParameterException(spec.commandLine(), "missing HOST, the peer to test");
+        int port = this.port != null ? this.port : v == Via.RPING ? RPING_PORT : PERFTEST_PORT;
         if (port < 1 || port > 65535) throw new ParameterException(spec.commandLine(), "--port must be 1..65535");
         if (rocePort < 1 || rocePort > 65535) throw new ParameterException(spec.commandLine(), "--roce-port must be 1..65535");
         if (caseTimeout.toMillis() < 10 || caseTimeout.toSeconds() > 60) throw new ParameterException(spec.commandLine(), "--case-timeout must be 10ms..60s");
@@ -175,32 +198,40 @@ public final class ConformCommand implements Callable<Integer> {
         InetAddress gidAddress = peerGid == null ? null : DeviceOptions.address(spec, peerGid, "--peer-gid");
         InetAddress local = bind != null ? DeviceOptions.address(spec, bind, "--bind") : LocalAddress.towards(peer);
         if (bind != null) DeviceOptions.checkLocal(spec, local);
-        PeerLink link = switch (v) {
-            case JROCE -> new JroceLink(peer, port, rocePort, connectTimeout, region, roRegion);
-            case PERFTEST_WRITE -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.WRITE_BW, len());
-            case PERFTEST_READ -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.READ_BW, len());
-            case PERFTEST_SEND -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.SEND_BW, len());
-            case PERFTEST_ATOMIC -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.ATOMIC_BW, len());
-            case RC_PINGPONG -> new PingpongLink(peer, port, rocePort, connectTimeout);
-        };
+        InetAddress roce = gidAddress != null ? gidAddress : peer;
         HookCommand hook = restartHook == null ? null : new HookCommand(restartHook, connectTimeout);
         List<Case.Result> results;
         String stopped;
+        String name;
         try (RawPort raw = new RawPort(local, rocePort);
              PcapWriter capture = pcap == null ? null : new PcapWriter(pcap)) {
             if (capture != null) raw.capture(capture);
-            ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), connectTimeout.toNanos(),
-                    reconnect || hook != null, hook,
-                    json ? null : out);
-            run.allowed.add(peer);
-            if (gidAddress != null) run.allowed.add(gidAddress);
-            results = run.run(cases);
-            stopped = run.stopped;
+            PeerLink link = switch (v) {
+                case JROCE -> new JroceLink(peer, port, rocePort, connectTimeout, region, roRegion);
+                case PERFTEST_WRITE -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.WRITE_BW, len());
+                case PERFTEST_READ -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.READ_BW, len());
+                case PERFTEST_SEND -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.SEND_BW, len());
+                case PERFTEST_ATOMIC -> new PerftestLink(peer, port, rocePort, connectTimeout, PerftestHandshake.Test.ATOMIC_BW, len());
+                case RC_PINGPONG -> new PingpongLink(peer, port, rocePort, connectTimeout);
+                case RPING -> new CmLink(raw, peer, roce, port, rocePort, connectTimeout, caseTimeout.toNanos());
+                case PERFTEST_WRITE_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.WRITE_BW);
+                case PERFTEST_READ_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.READ_BW);
+                case PERFTEST_SEND_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.SEND_BW);
+                case PERFTEST_ATOMIC_CM -> perftestCm(raw, peer, roce, port, PerftestHandshake.Test.ATOMIC_BW);
+            };
+            name = link.describe() + " from " + IpText.of(local);
+            try {
+                ConformRun run = new ConformRun(link, raw, Gid.of(local), mtu.bytes(), caseTimeout.toNanos(), connectTimeout.toNanos(),
+                        reconnect || hook != null, hook, json ? null : out);
+                run.allowed.add(peer);
+                if (gidAddress != null) run.allowed.add(gidAddress);
+                results = run.run(cases);
+                stopped = run.stopped;
+            } finally {
+                link.close(); // while our port is open: the connection manager's DREQ goes through it
+            }
             if (raw.captureFailed() != null) spec.commandLine().getErr().println("conform: --pcap stopped early: " + raw.captureFailed());
-        } finally {
-            link.close();
         }
-        String name = link.describe() + " from " + IpText.of(local);
         List<Reference.Difference> diffs = reference == null ? null : Reference.differences(results, reference);
         if (json) out.println(ConformReport.json(name, results, compare == null ? null : compare.toString(), diffs));
         else {
@@ -214,6 +245,15 @@ public final class ConformCommand implements Callable<Integer> {
             spec.commandLine().getErr().flush();
         }
         return ConformReport.count(results, Case.Verdict.DEPARTS) > 0 ? Main.EXIT_FAILURE : 0;
+    }
+
+    /** rping's default port (rping.c). */
+    static final int RPING_PORT = 7174;
+    /** perftest's default port. */
+    static final int PERFTEST_PORT = 18515;
+
+    private PeerLink perftestCm(RawPort raw, InetAddress peer, InetAddress roce, int port, PerftestHandshake.Test test) {
+        return new PerftestCmLink(raw, peer, roce, port, rocePort, connectTimeout, test, len(), caseTimeout.toNanos());
     }
 
     private long len() {

@@ -57,6 +57,11 @@ final class ConformRun {
                 out.add(new Case.Result(c, null, Case.Verdict.CANNOT_TELL, stopped));
                 continue;
             }
+            if (c.releases()) {
+                // a release works whatever state the QP is in, and leaves no QP to probe afterwards
+                out.add(c.judge(runBody(c)));
+                continue;
+            }
             if (c.fatal() && qpMayBeInError) {
                 if (!reconnect) {
                     out.add(new Case.Result(c, null, Case.Verdict.CANNOT_TELL, "the QP may be in the error state after " + errorCase
@@ -71,13 +76,7 @@ final class ConformRun {
                     continue;
                 }
             }
-            Case.Outcome o;
-            try {
-                o = c.body().run(probe);
-            } catch (RuntimeException e) {
-                // a fault of the tester, not of the peer: shown, and the run goes on
-                o = Case.Outcome.cannotTell("the tester failed: " + io.jroce.cli.Main.describe(e));
-            }
+            Case.Outcome o = runBody(c);
             Case.Result r = c.judge(o);
             if (c.fatal()) {
                 qpMayBeInError = true;
@@ -104,6 +103,15 @@ final class ConformRun {
         return out;
     }
 
+    private Case.Outcome runBody(Case c) throws IOException {
+        try {
+            return c.body().run(probe);
+        } catch (RuntimeException e) {
+            // a fault of the tester, not of the peer: shown, and the run goes on
+            return Case.Outcome.cannotTell("the tester failed: " + io.jroce.cli.Main.describe(e));
+        }
+    }
+
     private static String where(Target t) {
         return "UDP " + io.jroce.wire.IpText.of(t.roce().getAddress()) + " port " + t.roce().getPort();
     }
@@ -115,6 +123,11 @@ final class ConformRun {
         }
         PeerLink.Local local = new PeerLink.Local(gid, nextQpn++ & Psn.MASK, ThreadLocalRandom.current().nextInt(1 << 24), mtu);
         Target t = link.open(local);
+        if (t.cm() != null) {
+            // through the connection manager the PSN the peer expects from us is its REP's Starting PSN (the active
+            // side's sq_psn, cm.c cm_init_qp_rts_attr); our REQ's is the one it sends from
+            local = new PeerLink.Local(local.gid(), local.qpn(), t.cm().peerStartingPsn(), local.mtu());
+        }
         if (!allowed.contains(t.roce().getAddress())) {
             throw new IOException("the peer announced GID " + io.jroce.wire.IpText.of(t.roce().getAddress()) + ", not an address given on "
                     + "the command line: conform sends only to HOST and --peer-gid; add --peer-gid "

@@ -98,6 +98,8 @@ final class ErrorCases {
                 RESP + "check_op_seq (RESPST_ERR_MISSING_OPCODE_LAST_C)", List.of("NAK-INV+1"), p -> {
                     Case.Outcome no = needs(p, Target.Access.WRITE);
                     if (no != null) return no;
+                    Case.Outcome ns = Kit.needsSends(p);
+                    if (ns != null) return ns;
                     int psn = p.take(2);
                     return Case.Outcome.of(Reply.normalised(p.exchange(1,
                             p.packet(Opcode.RC_RDMA_WRITE_FIRST, psn).reth(slot(p, 0), rkey(p), 2L * p.mtu()).payload(Probe.pattern(43, p.mtu())),

@@ -50,7 +50,7 @@ final class JroceLink implements PeerLink {
                 "the jroce peer published no region called '" + readOnlyRegion + "' (it published: " + names(published) + ")"));
         return new Target(new InetSocketAddress(peer.gid().toInetAddress(), rocePort), peer.qpn(), local.mtu(),
                 r == null ? null : new Target.Region(r.va(), r.rkey(), r.length()),
-                ro == null ? null : new Target.Region(ro.va(), ro.rkey(), ro.length()), Target.Access.ALL, true);
+                ro == null ? null : new Target.Region(ro.va(), ro.rkey(), ro.length()), Target.Access.ALL, true, null, null);
     }
 
     private static String names(List<RemoteRegion> rs) {

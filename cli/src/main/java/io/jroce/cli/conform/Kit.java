@@ -84,10 +84,23 @@ final class Kit {
     }
 
     static Case c(String id, String group, String title, String section, String rxe, List<String> expected, Case.Body body) {
-        return new Case(id, group, title, section, rxe, false, expected, body);
+        return new Case(id, group, title, section, rxe, false, false, expected, body);
+    }
+
+    /** A case that ends the connection the QP came from ({@link Case#releases}). */
+    static Case release(String id, String group, String title, String section, String rxe, List<String> expected, Case.Body body) {
+        return new Case(id, group, title, section, rxe, false, true, expected, body);
     }
 
     static Case fatal(String id, String group, String title, String section, String rxe, List<String> expected, Case.Body body) {
-        return new Case(id, group, title, section, rxe, true, expected, body);
+        return new Case(id, group, title, section, rxe, true, false, expected, body);
+    }
+
+    /**
+     * Null when SENDs may go to the peer's QP, else why the case cannot tell: some peers' applications read every SEND as
+     * a message of their own protocol and end the connection on anything else (rping's server).
+     */
+    static Case.Outcome needsSends(Probe p) {
+        return p.target.sendNote() == null ? null : Case.Outcome.cannotTell(p.target.sendNote());
     }
 }

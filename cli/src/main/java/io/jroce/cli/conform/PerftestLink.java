@@ -61,7 +61,7 @@ final class PerftestLink implements PeerLink {
             default -> 0;
         };
         return new Target(new InetSocketAddress(k.gid().toInetAddress(), rocePort), k.qpn(), local.mtu(),
-                new Target.Region(k.va(), k.rkey(), regionLength), null, access, test.isSend());
+                new Target.Region(k.va(), k.rkey(), regionLength), null, access, test.isSend(), null, null);
     }
 
     @Override

@@ -31,7 +31,7 @@ final class PingpongLink implements PeerLink {
     public Target open(Local local) throws IOException {
         PeerInfo peer = RcPingpongHandshake.client(host, port, null, new PeerInfo(local.qpn(), local.psn(), local.gid()), timeout);
         RcPingpongHandshake.requireRoutable(peer, local.gid());
-        return new Target(new InetSocketAddress(peer.gid().toInetAddress(), rocePort), peer.qpn(), local.mtu(), null, null, 0, true);
+        return new Target(new InetSocketAddress(peer.gid().toInetAddress(), rocePort), peer.qpn(), local.mtu(), null, null, 0, true, null, null);
     }
 
     @Override

@@ -29,6 +29,7 @@ final class Probe {
     /** Requests the peer sent us meanwhile (acknowledged, not executed). */
     long peerRequests;
     private int peerMsn;
+    private Gsi gsi;
 
     Probe(RawPort port, Target target, PeerLink.Local local, long timeoutNanos) {
         this.port = port;
@@ -38,6 +39,18 @@ final class Probe {
         this.lingerNanos = Math.min(timeoutNanos / 10, 20_000_000L);
         this.epsn = local.psn();
         this.confirmed = epsn;
+    }
+
+    /** The peer's QP 1: the connection's, when the QP came through the connection manager, else one of our own. */
+    Gsi gsi() {
+        if (target.cm() != null) return target.cm().gsi;
+        if (gsi == null) gsi = new Gsi(port, target.roce());
+        return gsi;
+    }
+
+    /** How long each step waits for answers. */
+    long timeoutNanos() {
+        return timeoutNanos;
     }
 
     /** The PSN the peer's responder expects next. */

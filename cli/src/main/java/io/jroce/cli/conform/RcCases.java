@@ -84,6 +84,8 @@ final class RcCases {
                 RESP + "check_resource", List.of("ACK+0", "RNR+0"), p -> {
                     Case.Outcome no = needs(p, Target.Access.WRITE);
                     if (no != null) return no;
+                    Case.Outcome ns = Kit.needsSends(p);
+                    if (ns != null) return ns;
                     int psn = p.take(1);
                     return Case.Outcome.of(Reply.normalised(p.exchange(1, p.packet(Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, psn).ackReq(true)
                             .reth(slot(p, 3), rkey(p), 8).imm(0x1234).payload(Probe.pattern(8, 8))), psn));
@@ -94,6 +96,8 @@ final class RcCases {
                 p -> send(p, 0)));
         cs.add(c("send.multi", Case.RC, "SEND First, Middle, Last (2 PMTU + 4 bytes)", "IBTA 9.4.1; 9.7.5.1 (opcode sequence)",
                 RESP + "check_op_seq", List.of("ACK+2", "RNR+0", "RNR+0 NAK-SEQ+0"), p -> {
+                    Case.Outcome ns = Kit.needsSends(p);
+                    if (ns != null) return ns;
                     int mtu = p.mtu();
                     int psn = p.take(3);
                     return Case.Outcome.of(Reply.normalised(p.exchange(1,
@@ -102,6 +106,8 @@ final class RcCases {
                             p.packet(Opcode.RC_SEND_LAST, Psn.add(psn, 2)).ackReq(true).payload(Probe.pattern(11, 4))), psn));
                 }));
         cs.add(c("send.imm", Case.RC, "SEND Only with Immediate", "IBTA 9.4.1", RESP + "execute (immediate data)", List.of("ACK+0", "RNR+0"), p -> {
+            Case.Outcome ns = Kit.needsSends(p);
+            if (ns != null) return ns;
             int psn = p.take(1);
             return Case.Outcome.of(Reply.normalised(p.exchange(1, p.packet(Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, psn).ackReq(true).imm(7)
                     .payload(Probe.pattern(12, 20))), psn));
@@ -139,6 +145,8 @@ final class RcCases {
     }
 
     private static Case.Outcome send(Probe p, int len) throws java.io.IOException {
+        Case.Outcome ns = Kit.needsSends(p);
+        if (ns != null) return ns;
         int psn = p.take(1);
         return Case.Outcome.of(Reply.normalised(p.exchange(1, p.sendOnly(psn, Probe.pattern(13, len))), psn));
     }

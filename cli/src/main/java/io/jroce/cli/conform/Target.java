@@ -12,8 +12,12 @@ import java.net.InetSocketAddress;
  * @param readOnly  a region without remote write access (for the access-not-granted case), or null
  * @param access    what {@code region} grants, as far as the exchange tells: a set of {@link Access} bits
  * @param receives  whether the peer posts receive WQEs (SEND can complete), as far as the exchange tells
+ * @param sendNote  why SENDs must not be sent to this QP (the peer's application reads each one as a message of its own
+ *                  protocol and ends on anything else), or null when they may
+ * @param cm        the connection manager's connection that gave us the QP, or null when it came another way
  */
-record Target(InetSocketAddress roce, int qpn, int mtu, Region region, Region readOnly, int access, boolean receives) {
+record Target(InetSocketAddress roce, int qpn, int mtu, Region region, Region readOnly, int access, boolean receives, String sendNote,
+              CmConnection cm) {
 
     /** Remote access bits the tester relies on; unknown access is all of them (cases then judge the answers). */
     static final class Access {

@@ -158,7 +158,7 @@ public final class PerftestHandshake implements Closeable {
      * perftest {@code -R}: the same exchanges over an RC QP the connection manager connected ({@code use_rdma_cm}:
      * {@code ctx_xchg_data_rdma}), keys in binary ({@link #encodeBinaryKeys}).
      */
-    public static PerftestHandshake overQp(QpChannel channel, boolean client) {
+    public static PerftestHandshake overQp(ExchangeChannel channel, boolean client) {
         return new PerftestHandshake(channel, client, true);
     }
 

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A jroce endpoint in this JVM that offers a fresh RC QP to every client of the jroce handshake, as a node does
  * with {@code listen qp=... publish=buf,ro}: region "buf" (16 KiB, every remote access) and "ro" (remote read
- * only), {@value #RECEIVES} receives posted on each QP, rd_atomic 16.
+ * only), {@value #RECEIVES} receives posted on each QP, rd_atomic 16, and a connection manager on QP 1.
  */
 final class JrocePeer implements AutoCloseable {
     static final int RECEIVES = 8;
@@ -42,6 +42,8 @@ final class JrocePeer implements AutoCloseable {
     private final MemoryRegion recv;
     private final Thread server;
     private final ServerSocket listener;
+    /** The connection manager on QP 1, as a node runs one once it uses the CM: the cm cases that need no connection ask it. */
+    private final io.jroce.endpoint.cm.CmAgent cm;
     private volatile boolean closed;
 
     JrocePeer(InetAddress address, Mtu mtu) throws IOException {
@@ -60,6 +62,7 @@ final class JrocePeer implements AutoCloseable {
         buf.buffer().put(noise);
         ro = pd.allocateAndRegister(4096, Access.LOCAL_WRITE | Access.REMOTE_READ);
         recv = pd.allocateAndRegister(RECEIVES * 4096, Access.LOCAL_WRITE);
+        cm = io.jroce.endpoint.cm.CmAgent.open(dev, io.jroce.endpoint.cm.CmConfig.defaults().mtu(mtu));
         listener = new ServerSocket(port, 4, address);
         tcpPort = listener.getLocalPort();
         server = new Thread(() -> serve(listener, mtu), "conform-test-peer");
@@ -107,6 +110,7 @@ final class JrocePeer implements AutoCloseable {
         } catch (IOException e) {
             // closing anyway
         }
+        cm.close();
         dev.close();
     }
 }
