@@ -68,10 +68,15 @@ public final class NativeVerbs {
     /** Bound by the library (RegisterNatives): queues an asynchronous event for the program's contexts. */
     private static native void asyncEvent(int type, long cookie);
 
-    private static Device device() {
+    static Device device() {
         Device d = device;
         if (d == null) throw new IllegalStateException("the jroce device is not open");
         return d;
+    }
+
+    /** The object behind a handle of this table (NativeCm finds the program's PDs and QPs here). */
+    static <T> T object(int handle, Class<T> kind) {
+        return HANDLES.get(handle, kind);
     }
 
     /** Forgets an object; what it was decides how it goes (a QP is destroyed, an MR deregistered). */

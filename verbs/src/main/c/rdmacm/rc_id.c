@@ -1,0 +1,291 @@
+/*
+ * rdma_cm ids: each is a NativeCm CmId of the device's connection manager. An id's `verbs` is a context of the
+ * program's libibverbs (jroce's, on the same device), so the PD, CQs and QP the program makes on it are the
+ * objects the CM connects. Calls return once the agent has acted; what follows comes as events.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc.h"
+
+/* ------------------------------------------------------------------ the device's verbs context */
+
+static pthread_once_t verbs_once = PTHREAD_ONCE_INIT;
+static struct ibv_context *verbs;
+
+/* One context of the device for every id, open for the life of the process (as rdma-core keeps its devices'). */
+static void open_verbs(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	if (list == NULL)
+		return;
+	if (n > 0)
+		verbs = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+}
+
+struct ibv_context *rc_verbs(void)
+{
+	pthread_once(&verbs_once, open_verbs);
+	return verbs;
+}
+
+/* ------------------------------------------------------------------ addresses */
+
+static void put_addr(struct sockaddr_storage *ss, const jbyte *addr, int len, int port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (len == 4) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		memcpy(&in->sin_addr, addr, 4);
+	} else if (len == 16) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		memcpy(&in6->sin6_addr, addr, 16);
+	}
+}
+
+/* The RoCE v2 GID of an address: IPv4-mapped for IPv4 (as the device's GID 1). */
+static void put_gid(union ibv_gid *gid, const jbyte *addr, int len)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (len == 4) {
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		memcpy(gid->raw + 12, addr, 4);
+	} else if (len == 16) {
+		memcpy(gid->raw, addr, 16);
+	}
+}
+
+/* The id's route as the agent knows it now: source and destination addresses, ports and GIDs. */
+void rc_refresh_addr(JNIEnv *env, struct rc_id *id)
+{
+	jintArray ports = (*env)->NewIntArray(env, 2);
+	jbyteArray local = (*env)->NewByteArray(env, 16);
+	jbyteArray remote = (*env)->NewByteArray(env, 16);
+	if (ports == NULL || local == NULL || remote == NULL) {
+		(*env)->ExceptionClear(env);
+		return;
+	}
+	jint lens = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.address, (jint)id->handle, ports, local, remote);
+	if (rc_exception(env, "the id's addresses") == 0) {
+		jint p[2];
+		jbyte l[16], r[16];
+		(*env)->GetIntArrayRegion(env, ports, 0, 2, p);
+		(*env)->GetByteArrayRegion(env, local, 0, 16, l);
+		(*env)->GetByteArrayRegion(env, remote, 0, 16, r);
+		struct rdma_addr *a = &id->id.route.addr;
+		int llen = lens >> 8, rlen = lens & 0xff;
+		put_addr(&a->src_storage, l, llen, p[0]);
+		put_gid(&a->addr.ibaddr.sgid, l, llen);
+		a->addr.ibaddr.pkey = htons(0xffff);
+		if (rlen > 0) {
+			put_addr(&a->dst_storage, r, rlen, p[1]);
+			put_gid(&a->addr.ibaddr.dgid, r, rlen);
+		}
+		id->path.sgid = a->addr.ibaddr.sgid;
+		id->path.dgid = a->addr.ibaddr.dgid;
+		id->path.pkey = a->addr.ibaddr.pkey;
+	}
+	(*env)->DeleteLocalRef(env, ports);
+	(*env)->DeleteLocalRef(env, local);
+	(*env)->DeleteLocalRef(env, remote);
+}
+
+/* ------------------------------------------------------------------ create, destroy */
+
+struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps, int handle)
+{
+	struct rc_id *id = calloc(1, sizeof(*id));
+	if (id == NULL)
+		return NULL;
+	id->handle = handle;
+	id->id.verbs = rc_verbs();
+	id->id.channel = channel;
+	id->id.context = context;
+	id->id.ps = ps;
+	id->id.port_num = 1;
+	id->id.qp_type = IBV_QPT_RC;
+	return id;
+}
+
+int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context, enum rdma_port_space ps)
+{
+	if (id == NULL)
+		return rc_fail(EINVAL);
+	if (channel == NULL) /* a synchronous id (rdma_create_ep's kind): calls would wait for their own events */
+		return RC_UNSUPPORTED("rdma_create_id without an event channel");
+	if (rc_verbs() == NULL)
+		return rc_fail(ENODEV);
+	RC_ENV_OR(-1);
+	struct rc_channel *c = (struct rc_channel *)channel;
+	struct rc_id *r = rc_new_id(channel, context, ps, -1);
+	if (r == NULL)
+		return rc_fail(ENOMEM);
+	jint h = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.create_id, (jint)c->handle, (jlong)(uintptr_t)r, (jint)ps);
+	int err = rc_exception(env, "rdma_create_id");
+	if (err != 0) {
+		free(r);
+		return rc_fail(err);
+	}
+	r->handle = h;
+	*id = &r->id;
+	return 0;
+}
+
+int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	if (id == NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_id, (jint)r->handle);
+	int err = rc_exception(env, "rdma_destroy_id");
+	if (r->own_pd != NULL)
+		ibv_dealloc_pd(r->own_pd);
+	free(r);
+	return rc_fail(err);
+}
+
+/* ------------------------------------------------------------------ addresses and routes */
+
+/* The address's bytes and port; EAFNOSUPPORT for a family other than IPv4 and IPv6. */
+static int sockaddr_bytes(const struct sockaddr *sa, const void **bytes, int *len, int *port)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		*bytes = &in->sin_addr;
+		*len = 4;
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		*bytes = &in6->sin6_addr;
+		*len = 16;
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return EAFNOSUPPORT;
+}
+
+static int is_any(const void *bytes, int len)
+{
+	static const unsigned char zero[16];
+	return memcmp(bytes, zero, (size_t)len) == 0;
+}
+
+/* Whether a source address names the device (the agent binds the device's address; any address means it). */
+static int names_device(JNIEnv *env, struct rc_id *r, const void *bytes, int len)
+{
+	if (is_any(bytes, len))
+		return 1;
+	rc_refresh_addr(env, r);
+	const struct sockaddr *src = &r->id.route.addr.src_addr;
+	const void *own;
+	int own_len, port;
+	return sockaddr_bytes(src, &own, &own_len, &port) == 0 && own_len == len && memcmp(own, bytes, (size_t)len) == 0;
+}
+
+int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	if (id == NULL || addr == NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	const void *bytes;
+	int len, port, err = sockaddr_bytes(addr, &bytes, &len, &port);
+	if (err != 0)
+		return rc_fail(err);
+	if (!names_device(env, r, bytes, len))
+		return rc_fail(ENODEV); /* no RDMA device has that address (cma.c cma_acquire_dev_by_src_ip) */
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.bind, (jint)r->handle, (jint)port);
+	err = rc_exception(env, "rdma_bind_addr");
+	if (err == 0)
+		rc_refresh_addr(env, r);
+	return rc_fail(err == EINVAL ? EADDRINUSE : err);
+}
+
+int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	if (id == NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.listen, (jint)r->handle, (jint)(backlog > 0 ? backlog : 1024));
+	return rc_fail(rc_exception(env, "rdma_listen"));
+}
+
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr, int timeout_ms)
+{
+	if (id == NULL || dst_addr == NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	const void *bytes;
+	int len, port, err;
+	if (src_addr != NULL) {
+		if ((err = sockaddr_bytes(src_addr, &bytes, &len, &port)) != 0)
+			return rc_fail(err);
+		if (!names_device(env, r, bytes, len))
+			return rc_fail(ENODEV);
+	}
+	if ((err = sockaddr_bytes(dst_addr, &bytes, &len, &port)) != 0)
+		return rc_fail(err);
+	jbyteArray dst = (*env)->NewByteArray(env, len);
+	if (dst == NULL) {
+		(*env)->ExceptionClear(env);
+		return rc_fail(ENOMEM);
+	}
+	(*env)->SetByteArrayRegion(env, dst, 0, len, (const jbyte *)bytes);
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.resolve_addr, (jint)r->handle, dst, (jint)port, (jint)timeout_ms);
+	(*env)->DeleteLocalRef(env, dst);
+	err = rc_exception(env, "rdma_resolve_addr");
+	if (err == 0)
+		rc_refresh_addr(env, r);
+	return rc_fail(err);
+}
+
+int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	if (id == NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.resolve_route, (jint)r->handle, (jint)timeout_ms);
+	int err = rc_exception(env, "rdma_resolve_route");
+	if (err == 0) {
+		/* one path, the IP route: what RoCE's resolve_route reports (cma.c cma_resolve_iboe_route) */
+		r->path.mtu = IBV_MTU_1024;
+		struct ibv_port_attr pa;
+		if (id->verbs != NULL && ibv_query_port(id->verbs, 1, &pa) == 0)
+			r->path.mtu = pa.active_mtu;
+		r->path.hop_limit = 64;
+		r->path.numb_path = 1;
+		id->route.path_rec = &r->path;
+		id->route.num_paths = 1;
+	}
+	return rc_fail(err);
+}
+
+__be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	struct rdma_addr *a = &id->route.addr;
+	return a->src_addr.sa_family == AF_INET6 ? a->src_sin6.sin6_port : a->src_sin.sin_port;
+}
+
+__be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	struct rdma_addr *a = &id->route.addr;
+	return a->dst_addr.sa_family == AF_INET6 ? a->dst_sin6.sin6_port : a->dst_sin.sin_port;
+}
