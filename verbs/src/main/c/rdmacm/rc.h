@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <jni.h>
+#include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <stdint.h>
 
@@ -24,6 +25,17 @@ struct rc_channel {
 struct rc_id {
 	struct rdma_cm_id id;
 	int handle;                    /* NativeCm's */
+	/* Events handed out and acknowledged: rdma_destroy_id waits until every event of the id is acknowledged,
+	 * as librdmacm's does, so an event never outlives its id. */
+	pthread_mutex_t lock;
+	pthread_cond_t acked;
+	unsigned int reported, completed;
+	/* A synchronous id (rdma_create_id without a channel, rdma_create_ep): it has a channel of its own, and
+	 * resolve, connect and accept wait for the event that ends them (librdmacm's ucma_complete). */
+	int sync;
+	int own_channel;               /* made with the id (a request's id shares its synchronous listener's) */
+	struct ibv_pd *ep_pd;          /* rdma_create_ep's PD and QP attributes, for the QPs of its requests */
+	struct ibv_qp_init_attr *ep_qp_init;
 	struct ibv_pd *own_pd;         /* rdma_create_qp without a PD: the id's own, freed with it */
 	int own_cqs;                   /* rdma_create_qp without CQs: made for the id, destroyed with its QP */
 	struct ibv_sa_path_rec path;   /* route.path_rec once the route is resolved */
@@ -52,6 +64,10 @@ int rc_fail(int err);
 struct ibv_context *rc_verbs(void);
 void rc_refresh_addr(JNIEnv *env, struct rc_id *id);
 struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps, int handle);
+/* a synchronous id's wait for the event that ends its call: 0, or -1 with errno from the event's status */
+int rc_complete(struct rdma_cm_id *id, enum rdma_cm_event_type expected);
+/* rc_channel.c: counts an event handed out on its id */
+void rc_reported(struct rdma_cm_id *id);
 
 /* jv_log.c of libibverbs, built into this library too */
 void jv_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

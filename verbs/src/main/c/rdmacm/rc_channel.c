@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ static struct rdma_cm_id *event_id(JNIEnv *env, struct rc_channel *c, jlong *v)
 	struct rc_id *id = rc_new_id(&c->ch, listen->context, listen->ps, (int)v[2]);
 	if (id == NULL)
 		return NULL;
+	id->sync = ((struct rc_id *)listen)->sync; /* it shares its listener's channel, which it does not own */
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.adopt_id, (jint)v[2], (jlong)(uintptr_t)id);
 	rc_exception(env, "adopting a request's id");
 	return &id->id;
@@ -125,7 +127,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		e->ev.param.conn.retry_count = (uint8_t)v[8];
 		e->ev.param.conn.rnr_retry_count = (uint8_t)v[9];
 		rc_refresh_addr(env, (struct rc_id *)id);
-		id->event = &e->ev;
+		rc_reported(id);
 		*event = &e->ev;
 		jv_debug("cm event %s on id %p, status %d", rdma_event_str(e->ev.event), (void *)id, e->ev.status);
 		return 0;
@@ -136,8 +138,12 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	if (event == NULL)
 		return rc_fail(EINVAL);
-	if (event->id != NULL && event->id->event == event)
-		event->id->event = NULL;
+	/* the id lives until this: rdma_destroy_id waits for its events' acknowledgements */
+	struct rc_id *r = (struct rc_id *)event->id;
+	pthread_mutex_lock(&r->lock);
+	r->completed++;
+	pthread_cond_broadcast(&r->acked);
+	pthread_mutex_unlock(&r->lock);
 	free(event);
 	return 0;
 }

@@ -170,6 +170,8 @@ static int connect_or_accept(struct rdma_cm_id *id, struct rdma_conn_param *p, j
 	if (values != NULL)
 		(*env)->DeleteLocalRef(env, values);
 	(*env)->DeleteLocalRef(env, data);
+	if (err == 0 && r->sync)
+		return rc_complete(id, RDMA_CM_EVENT_ESTABLISHED);
 	return rc_fail(err);
 }
 

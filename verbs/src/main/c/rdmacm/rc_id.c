@@ -116,26 +116,63 @@ struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum 
 	id->id.ps = ps;
 	id->id.port_num = 1;
 	id->id.qp_type = IBV_QPT_RC;
+	pthread_mutex_init(&id->lock, NULL);
+	pthread_cond_init(&id->acked, NULL);
 	return id;
+}
+
+void rc_reported(struct rdma_cm_id *id)
+{
+	struct rc_id *r = (struct rc_id *)id;
+	pthread_mutex_lock(&r->lock);
+	r->reported++;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The event a synchronous id's call waits for, left in id->event until its next call or its end, as librdmacm's
+ * ucma_complete leaves it; its status becomes the call's errno (a REJ: ECONNREFUSED). */
+int rc_complete(struct rdma_cm_id *id, enum rdma_cm_event_type expected)
+{
+	if (id->event != NULL) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
+	if (rdma_get_cm_event(id->channel, &id->event) != 0)
+		return -1;
+	int status = id->event->status;
+	if (id->event->event == RDMA_CM_EVENT_REJECTED)
+		return rc_fail(ECONNREFUSED);
+	if (status != 0)
+		return rc_fail(status < 0 ? -status : status);
+	if (id->event->event != expected) /* CONNECT_ERROR, DISCONNECTED ... */
+		return rc_fail(expected == RDMA_CM_EVENT_ESTABLISHED ? ECONNREFUSED : EINVAL);
+	return 0;
 }
 
 int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context, enum rdma_port_space ps)
 {
 	if (id == NULL)
 		return rc_fail(EINVAL);
-	if (channel == NULL) /* a synchronous id (rdma_create_ep's kind): calls would wait for their own events */
-		return RC_UNSUPPORTED("rdma_create_id without an event channel");
 	if (rc_verbs() == NULL)
 		return rc_fail(ENODEV);
 	RC_ENV_OR(-1);
+	int sync = channel == NULL;
+	if (sync && (channel = rdma_create_event_channel()) == NULL)
+		return -1;
 	struct rc_channel *c = (struct rc_channel *)channel;
 	struct rc_id *r = rc_new_id(channel, context, ps, -1);
-	if (r == NULL)
+	if (r == NULL) {
+		if (sync)
+			rdma_destroy_event_channel(channel);
 		return rc_fail(ENOMEM);
+	}
+	r->sync = r->own_channel = sync;
 	jint h = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.create_id, (jint)c->handle, (jlong)(uintptr_t)r, (jint)ps);
 	int err = rc_exception(env, "rdma_create_id");
 	if (err != 0) {
 		free(r);
+		if (sync)
+			rdma_destroy_event_channel(channel);
 		return rc_fail(err);
 	}
 	r->handle = h;
@@ -151,8 +188,20 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	struct rc_id *r = (struct rc_id *)id;
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_id, (jint)r->handle);
 	int err = rc_exception(env, "rdma_destroy_id");
+	if (id->event != NULL) /* a synchronous call's last event (only those are kept in id->event) */
+		rdma_ack_cm_event(id->event);
+	id->event = NULL;
+	pthread_mutex_lock(&r->lock);
+	while (r->completed < r->reported) /* events of the id the program has not acknowledged yet */
+		pthread_cond_wait(&r->acked, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 	if (r->own_pd != NULL)
 		ibv_dealloc_pd(r->own_pd);
+	free(r->ep_qp_init);
+	pthread_cond_destroy(&r->acked);
+	pthread_mutex_destroy(&r->lock);
+	if (r->own_channel)
+		rdma_destroy_event_channel(id->channel);
 	free(r);
 	return rc_fail(err);
 }
@@ -254,9 +303,10 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.resolve_addr, (jint)r->handle, dst, (jint)port, (jint)timeout_ms);
 	(*env)->DeleteLocalRef(env, dst);
 	err = rc_exception(env, "rdma_resolve_addr");
-	if (err == 0)
-		rc_refresh_addr(env, r);
-	return rc_fail(err);
+	if (err != 0)
+		return rc_fail(err);
+	rc_refresh_addr(env, r);
+	return r->sync ? rc_complete(id, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
 }
 
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
@@ -278,6 +328,8 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 		id->route.path_rec = &r->path;
 		id->route.num_paths = 1;
 	}
+	if (err == 0 && r->sync)
+		return rc_complete(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	return rc_fail(err);
 }
 

@@ -193,8 +193,6 @@ int rfcntl(int socket, int cmd, ...)
 
 /* ------------------------------------------------------------------ rdma_cm calls not implemented */
 
-STUB(int, rdma_create_ep, (struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr), -1)
-STUB_VOID(rdma_destroy_ep, (struct rdma_cm_id *id))
 STUB(int, rdma_create_srq, (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr), -1)
 STUB(int, rdma_create_srq_ex, (struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr), -1)
 STUB_VOID(rdma_destroy_srq, (struct rdma_cm_id *id))
@@ -209,12 +207,3 @@ STUB(int, rdma_get_remote_ece, (struct rdma_cm_id *id, struct ibv_ece *ece), -1)
 STUB(int, rdma_set_local_ece, (struct rdma_cm_id *id, struct ibv_ece *ece), -1)
 STUB(int, rdma_reject_ece, (struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len), -1)
 #pragma GCC diagnostic pop
-
-/* Only a synchronous listener (an id without an event channel) hands out requests this way (librdmacm answers
- * EINVAL for any other), and this library makes no synchronous ids. */
-int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	(void)listen;
-	(void)id;
-	return rc_fail(EINVAL);
-}
