@@ -10,7 +10,7 @@
  *  - an id's verbs context is the device of the program's libibverbs (jroce0), its PD and CQ are made there,
  *    and rdma_create_qp gives the id a QP in INIT;
  *  - resolution fills the route (ports, destination address, one path); a source address that is not the
- *    device's is ENODEV; what is not implemented is ENOSYS, the UDP port space EOPNOTSUPP.
+ *    device's is ENODEV; what is not implemented is ENOSYS, the IB port space EOPNOTSUPP.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -76,7 +76,10 @@ int main(int argc, char **argv)
 	CHECK(id->verbs != NULL && strcmp(ibv_get_device_name(id->verbs->device), "jroce0") == 0,
 	      "the id's verbs context is jroce0 of libibverbs", EINVAL);
 	struct rdma_cm_id *udp;
-	CHECK(rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP) == -1 && errno == EOPNOTSUPP, "the UDP port space is EOPNOTSUPP", errno);
+	CHECK(rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP) == 0 && udp->qp_type == IBV_QPT_UD, "an id of the UDP port space is UD", errno);
+	CHECK(rdma_destroy_id(udp) == 0, "rdma_destroy_id of the UD id", errno);
+	struct rdma_cm_id *ib;
+	CHECK(rdma_create_id(ch, &ib, NULL, RDMA_PS_IB) == -1 && errno == EOPNOTSUPP, "the IB port space is EOPNOTSUPP", errno);
 
 	struct sockaddr_in foreign = { .sin_family = AF_INET };
 	inet_pton(AF_INET, "192.0.2.1", &foreign.sin_addr); /* TEST-NET-1 (RFC 5737): never this host's */

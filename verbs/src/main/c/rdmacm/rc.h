@@ -14,6 +14,9 @@
 #include <rdma/rdma_cma.h>
 #include <stdint.h>
 
+/* The values NativeCm.getEvent gives for an event. */
+#define RC_EVENT_VALUES 12
+
 /* The private data area of the largest CM message librdmacm delivers (REP: 196 bytes). */
 #define RC_PRIVATE_MAX 196
 

@@ -86,7 +86,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			return -1;
 
 		struct rc_event *e = calloc(1, sizeof(*e));
-		jlongArray out = (*env)->NewLongArray(env, 10);
+		jlongArray out = (*env)->NewLongArray(env, RC_EVENT_VALUES);
 		jbyteArray pd = (*env)->NewByteArray(env, RC_PRIVATE_MAX);
 		if (e == NULL || out == NULL || pd == NULL) {
 			(*env)->ExceptionClear(env);
@@ -95,9 +95,9 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		}
 		jint len = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.get_event, (jint)c->handle, out, pd);
 		int err = rc_exception(env, "rdma_get_cm_event");
-		jlong v[10];
+		jlong v[RC_EVENT_VALUES];
 		if (err == 0 && len >= 0) {
-			(*env)->GetLongArrayRegion(env, out, 0, 10, v);
+			(*env)->GetLongArrayRegion(env, out, 0, RC_EVENT_VALUES, v);
 			(*env)->GetByteArrayRegion(env, pd, 0, len, (jbyte *)e->private_data);
 		}
 		(*env)->DeleteLocalRef(env, out);
@@ -119,14 +119,29 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		e->ev.listen_id = v[3] == 0 ? (struct rdma_cm_id *)(uintptr_t)v[4] : NULL;
 		e->ev.event = (enum rdma_cm_event_type)v[0];
 		e->ev.status = (int)v[1];
-		e->ev.param.conn.private_data = len > 0 ? e->private_data : NULL;
-		e->ev.param.conn.private_data_len = (uint8_t)len;
-		e->ev.param.conn.responder_resources = (uint8_t)v[5];
-		e->ev.param.conn.initiator_depth = (uint8_t)v[6];
-		e->ev.param.conn.flow_control = (uint8_t)v[7];
-		e->ev.param.conn.retry_count = (uint8_t)v[8];
-		e->ev.param.conn.rnr_retry_count = (uint8_t)v[9];
 		rc_refresh_addr(env, (struct rc_id *)id);
+		if (id->ps == RDMA_PS_UDP) {
+			/* the peer's address handle attributes (a RoCE v2 GRH to its GID), QPN and Q_Key */
+			struct rdma_ud_param *ud = &e->ev.param.ud;
+			ud->private_data = len > 0 ? e->private_data : NULL;
+			ud->private_data_len = (uint8_t)len;
+			ud->ah_attr.is_global = 1;
+			ud->ah_attr.grh.dgid = id->route.addr.addr.ibaddr.dgid;
+			ud->ah_attr.grh.sgid_index = 1;
+			ud->ah_attr.grh.hop_limit = 64;
+			ud->ah_attr.port_num = 1;
+			ud->qp_num = (uint32_t)v[10];
+			ud->qkey = (uint32_t)v[11];
+		} else {
+			struct rdma_conn_param *conn = &e->ev.param.conn;
+			conn->private_data = len > 0 ? e->private_data : NULL;
+			conn->private_data_len = (uint8_t)len;
+			conn->responder_resources = (uint8_t)v[5];
+			conn->initiator_depth = (uint8_t)v[6];
+			conn->flow_control = (uint8_t)v[7];
+			conn->retry_count = (uint8_t)v[8];
+			conn->rnr_retry_count = (uint8_t)v[9];
+		}
 		rc_reported(id);
 		*event = &e->ev;
 		jv_debug("cm event %s on id %p, status %d", rdma_event_str(e->ev.event), (void *)id, e->ev.status);

@@ -115,7 +115,7 @@ struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum 
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.port_num = 1;
-	id->id.qp_type = IBV_QPT_RC;
+	id->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	pthread_mutex_init(&id->lock, NULL);
 	pthread_cond_init(&id->acked, NULL);
 	return id;

@@ -97,13 +97,14 @@ public final class NativeCm {
 
     // ---------------------------------------------------------------------------------- ids
 
-    private static final int RDMA_PS_TCP = 0x0106;
-
+    /** RDMA_PS_TCP (RC) and RDMA_PS_UDP (UD, SIDR). */
     public static int createId(int channel, long cookie, int ps) {
-        if (ps != RDMA_PS_TCP) {
-            throw new UnsupportedOperationException("port space 0x" + Integer.toHexString(ps) + " (librdmacm over jroce has RDMA_PS_TCP)");
+        CmPortSpace space = null;
+        for (CmPortSpace p : CmPortSpace.values()) if (p.value() == ps) space = p;
+        if (space == null) {
+            throw new UnsupportedOperationException("port space 0x" + Integer.toHexString(ps) + " (jroce has RDMA_PS_TCP and RDMA_PS_UDP)");
         }
-        CmId id = CmId.create(agent(), HANDLES.get(channel, Channel.class).events, null, CmPortSpace.TCP);
+        CmId id = CmId.create(agent(), HANDLES.get(channel, Channel.class).events, null, space);
         return register(id, cookie);
     }
 
@@ -199,8 +200,9 @@ public final class NativeCm {
      * Takes the channel's next event (the C side took its count): -1 when it belongs to an id already destroyed. Else
      * {@code out} receives the type (RDMA_CM_EVENT_*), the status, the id's handle, the id's cookie (0 for the new id of
      * a CONNECT_REQUEST, which the C side then names with {@link #adoptId}), the listening id's cookie, and the
-     * CONNECT_REQUEST's responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count; the private
-     * data goes into {@code privateData}, whose length is returned.
+     * CONNECT_REQUEST's responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count, and (UDP port
+     * space, ESTABLISHED) the peer's QPN and Q_Key; the private data goes into {@code privateData}, whose length is
+     * returned.
      */
     public static int getEvent(int channel, long[] out, byte[] privateData) {
         Channel ch = HANDLES.get(channel, Channel.class);
@@ -233,6 +235,8 @@ public final class NativeCm {
         out[7] = p == null ? 0 : p.flowControl() ? 1 : 0;
         out[8] = p == null ? 0 : p.retryCount();
         out[9] = p == null ? 0 : p.rnrRetryCount();
+        out[10] = e.ud() == null ? 0 : e.ud().qpNum();
+        out[11] = e.ud() == null ? 0 : e.ud().qkey() & 0xFFFFFFFFL;
         byte[] pd = e.privateData();
         int n = Math.min(pd.length, privateData.length);
         System.arraycopy(pd, 0, privateData, 0, n);
