@@ -10,7 +10,7 @@
  *  - an id's verbs context is the device of the program's libibverbs (jroce0), its PD and CQ are made there,
  *    and rdma_create_qp gives the id a QP in INIT;
  *  - resolution fills the route (ports, destination address, one path); a source address that is not the
- *    device's is ENODEV; what is not implemented is ENOSYS, the IB port space EOPNOTSUPP.
+ *    device's is ENODEV, a port another id holds EADDRINUSE; what is not implemented is ENOSYS, the IB port space EOPNOTSUPP.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -84,6 +84,14 @@ int main(int argc, char **argv)
 	struct sockaddr_in foreign = { .sin_family = AF_INET };
 	inet_pton(AF_INET, "192.0.2.1", &foreign.sin_addr); /* TEST-NET-1 (RFC 5737): never this host's */
 	CHECK(rdma_bind_addr(id, (struct sockaddr *)&foreign) == -1 && errno == ENODEV, "binding an address of no device is ENODEV", errno);
+
+	struct rdma_cm_id *holder, *second;
+	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(7175) };
+	CHECK(rdma_create_id(ch, &holder, NULL, RDMA_PS_TCP) == 0 && rdma_create_id(ch, &second, NULL, RDMA_PS_TCP) == 0, "two more ids", errno);
+	CHECK(rdma_bind_addr(holder, (struct sockaddr *)&any) == 0 && rdma_get_src_port(holder) == htons(7175), "bound to port 7175", errno);
+	CHECK(rdma_bind_addr(second, (struct sockaddr *)&any) == -1 && errno == EADDRINUSE, "a port another id holds is EADDRINUSE", errno);
+	CHECK(rdma_bind_addr(holder, (struct sockaddr *)&any) == -1 && errno == EINVAL, "binding an id twice is EINVAL", errno);
+	CHECK(rdma_destroy_id(second) == 0 && rdma_destroy_id(holder) == 0, "both destroyed", errno);
 
 	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(7174) };
 	CHECK(inet_pton(AF_INET, argv[1], &peer.sin_addr) == 1, "the peer's address", EINVAL);

@@ -258,11 +258,13 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		return rc_fail(err);
 	if (!names_device(env, r, bytes, len))
 		return rc_fail(ENODEV); /* no RDMA device has that address (cma.c cma_acquire_dev_by_src_ip) */
-	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.bind, (jint)r->handle, (jint)port);
+	jint in_use = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.bind, (jint)r->handle, (jint)port);
 	err = rc_exception(env, "rdma_bind_addr");
+	if (err == 0 && in_use != 0)
+		err = in_use; /* another id holds the port */
 	if (err == 0)
 		rc_refresh_addr(env, r);
-	return rc_fail(err == EINVAL ? EADDRINUSE : err);
+	return rc_fail(err);
 }
 
 int rdma_listen(struct rdma_cm_id *id, int backlog)

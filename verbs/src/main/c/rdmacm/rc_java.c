@@ -56,7 +56,7 @@ static int look_up(JNIEnv *env)
 		{ &rc_java.destroy_channel, "destroyChannel", "(I)V" },
 		{ &rc_java.create_id, "createId", "(IJI)I" },
 		{ &rc_java.destroy_id, "destroyId", "(I)V" },
-		{ &rc_java.bind, "bind", "(II)V" },
+		{ &rc_java.bind, "bind", "(II)I" },
 		{ &rc_java.listen, "listen", "(II)V" },
 		{ &rc_java.resolve_addr, "resolveAddr", "(I[BII)V" },
 		{ &rc_java.resolve_route, "resolveRoute", "(II)V" },

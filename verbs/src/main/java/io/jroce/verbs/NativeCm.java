@@ -125,8 +125,18 @@ public final class NativeCm {
         return HANDLES.get(h, CmId.class);
     }
 
-    public static void bind(int id, int port) {
-        id(id).bind(port);
+    /** Linux's EADDRINUSE (asm-generic/errno.h). */
+    static final int EADDRINUSE = 98;
+
+    /** rdma_bind_addr: 0, or EADDRINUSE when another id holds the port (the agent's message names that errno). */
+    public static int bind(int id, int port) {
+        try {
+            id(id).bind(port);
+            return 0;
+        } catch (IllegalStateException e) {
+            if (e.getMessage() != null && e.getMessage().contains("(EADDRINUSE)")) return EADDRINUSE;
+            throw e;
+        }
     }
 
     public static void listen(int id, int backlog) {
