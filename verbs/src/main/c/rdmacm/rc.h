@@ -63,9 +63,11 @@ int rc_exception(JNIEnv *env, const char *what);
 /* returns -1 with errno = err (librdmacm's convention), or 0 when err is 0 */
 int rc_fail(int err);
 
-/* rc_id.c */
+/* rc_addr.c: the device's verbs context for every id; an id's route as the agent knows it now */
 struct ibv_context *rc_verbs(void);
 void rc_refresh_addr(JNIEnv *env, struct rc_id *id);
+
+/* rc_id.c */
 struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps, int handle);
 /* a synchronous id's wait for the event that ends its call: 0, or -1 with errno from the event's status */
 int rc_complete(struct rdma_cm_id *id, enum rdma_cm_event_type expected);

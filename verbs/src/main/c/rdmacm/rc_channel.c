@@ -90,7 +90,14 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		jbyteArray pd = (*env)->NewByteArray(env, RC_PRIVATE_MAX);
 		if (e == NULL || out == NULL || pd == NULL) {
 			(*env)->ExceptionClear(env);
+			if (out != NULL)
+				(*env)->DeleteLocalRef(env, out);
+			if (pd != NULL)
+				(*env)->DeleteLocalRef(env, pd);
 			free(e);
+			/* the event stays queued: its count goes back, so the fd still says so */
+			if (write(c->ch.fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+				jv_warn("lost a CM event's wake-up: %s", strerror(errno));
 			return rc_fail(ENOMEM);
 		}
 		jint len = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.get_event, (jint)c->handle, out, pd);
