@@ -23,6 +23,9 @@
 struct rc_channel {
 	struct rdma_event_channel ch;  /* ch.fd: an eventfd in semaphore mode */
 	int handle;                    /* NativeCm's */
+	/* held while an event is taken from Java and, for a connection request, its new id made and named: another
+	 * thread taking the next event of that id from this channel must find it named */
+	pthread_mutex_t take;
 };
 
 struct rc_id {

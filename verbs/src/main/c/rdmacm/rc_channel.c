@@ -39,6 +39,7 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 		return NULL;
 	}
 	c->handle = h;
+	pthread_mutex_init(&c->take, NULL);
 	jv_debug("event channel %d, fd %d", h, c->ch.fd);
 	return &c->ch;
 }
@@ -52,6 +53,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		rc_exception(env, "rdma_destroy_event_channel");
 	}
 	close(c->ch.fd);
+	pthread_mutex_destroy(&c->take);
 	free(c);
 }
 
@@ -100,6 +102,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 				jv_warn("lost a CM event's wake-up: %s", strerror(errno));
 			return rc_fail(ENOMEM);
 		}
+		pthread_mutex_lock(&c->take);
 		jint len = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.get_event, (jint)c->handle, out, pd);
 		int err = rc_exception(env, "rdma_get_cm_event");
 		jlong v[RC_EVENT_VALUES];
@@ -109,6 +112,10 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		}
 		(*env)->DeleteLocalRef(env, out);
 		(*env)->DeleteLocalRef(env, pd);
+		struct rdma_cm_id *id = err == 0 && len >= 0 ? event_id(env, c, v) : NULL;
+		if (id != NULL) /* counted before another thread can destroy the id: it then waits for this event's ack */
+			rc_reported(id);
+		pthread_mutex_unlock(&c->take);
 		if (err != 0) {
 			free(e);
 			return rc_fail(err);
@@ -117,7 +124,6 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			free(e);
 			continue;
 		}
-		struct rdma_cm_id *id = event_id(env, c, v);
 		if (id == NULL) {
 			free(e);
 			return rc_fail(ENOMEM);
@@ -149,7 +155,6 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			conn->retry_count = (uint8_t)v[8];
 			conn->rnr_retry_count = (uint8_t)v[9];
 		}
-		rc_reported(id);
 		*event = &e->ev;
 		jv_debug("cm event %s on id %p, status %d", rdma_event_str(e->ev.event), (void *)id, e->ev.status);
 		return 0;

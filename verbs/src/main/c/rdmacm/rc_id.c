@@ -97,8 +97,12 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
+	/* no event of the id is being handed out meanwhile: each either was (and is counted) or will not be */
+	struct rc_channel *c = (struct rc_channel *)id->channel;
+	pthread_mutex_lock(&c->take);
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_id, (jint)r->handle);
 	int err = rc_exception(env, "rdma_destroy_id");
+	pthread_mutex_unlock(&c->take);
 	if (id->event != NULL) /* a synchronous call's last event (only those are kept in id->event) */
 		rdma_ack_cm_event(id->event);
 	id->event = NULL;
