@@ -15,6 +15,7 @@
 
 #include "jv.h"
 #include "jv_java.h"
+#include "jroce_private.h"
 
 struct jv_java jv_java;
 
@@ -321,4 +322,19 @@ void *jv_scratch(JNIEnv *env, size_t need, jobject *buf)
 	}
 	*buf = scratch.buf;
 	return scratch.mem;
+}
+
+/* ------------------------------------------------------------------ lent to librdmacm (jroce_private.h) */
+
+JNIEnv *jroce_verbs_env(int *err)
+{
+	JNIEnv *env = jv_env();
+	if (env == NULL && err != NULL)
+		*err = jv_env_error();
+	return env;
+}
+
+int jroce_verbs_exception(JNIEnv *env, const char *what)
+{
+	return jv_exception(env, what);
 }

@@ -161,23 +161,25 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	return 0;
 }
 
-/* What the program set, with the live state and PSNs from the endpoint (a QP may have gone to the error state
- * since, and its PSNs have advanced). */
+/* What the QP holds now (NativeVerbs.queryQp): a QP may have gone to the error state since the program set it,
+ * its PSNs have advanced, and a QP of rdma_cm was taken to RTS by the connection manager, not by the program;
+ * the address vector as the program last set it. */
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init)
 {
 	JV_ENV_OR(errno);
 	struct jv_qp *q = (struct jv_qp *)qp;
 	(void)mask;
-	jintArray out = (*env)->NewIntArray(env, 3);
+	enum { VALUES = 15 };
+	jintArray out = (*env)->NewIntArray(env, VALUES);
 	if (out == NULL) {
 		(*env)->ExceptionClear(env);
 		return ENOMEM;
 	}
 	(*env)->CallStaticVoidMethod(env, jv_java.cls, jv_java.query_qp, (jint)qp->handle, out);
 	int err = jv_exception(env, "ibv_query_qp");
-	jint live[3] = { 0, 0, 0 };
+	jint live[VALUES] = { 0 };
 	if (!err)
-		(*env)->GetIntArrayRegion(env, out, 0, 3, live);
+		(*env)->GetIntArrayRegion(env, out, 0, VALUES, live);
 	(*env)->DeleteLocalRef(env, out);
 	if (err)
 		return err;
@@ -186,6 +188,19 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct i
 	attr->cur_qp_state = attr->qp_state;
 	attr->sq_psn = (uint32_t)live[1];
 	attr->rq_psn = (uint32_t)live[2];
+	attr->qkey = (uint32_t)live[3];
+	attr->dest_qp_num = (uint32_t)live[4];
+	if (live[5] != 0)
+		attr->path_mtu = (enum ibv_mtu)live[5];
+	attr->qp_access_flags = (unsigned int)live[6];
+	attr->pkey_index = (uint16_t)live[7];
+	attr->port_num = (uint8_t)live[8];
+	attr->max_dest_rd_atomic = (uint8_t)live[9];
+	attr->max_rd_atomic = (uint8_t)live[10];
+	attr->min_rnr_timer = (uint8_t)live[11];
+	attr->timeout = (uint8_t)live[12];
+	attr->retry_cnt = (uint8_t)live[13];
+	attr->rnr_retry = (uint8_t)live[14];
 	qp->state = attr->qp_state;
 	attr->cap = q->cap;
 	if (init != NULL) {

@@ -68,10 +68,15 @@ public final class NativeVerbs {
     /** Bound by the library (RegisterNatives): queues an asynchronous event for the program's contexts. */
     private static native void asyncEvent(int type, long cookie);
 
-    private static Device device() {
+    static Device device() {
         Device d = device;
         if (d == null) throw new IllegalStateException("the jroce device is not open");
         return d;
+    }
+
+    /** The object behind a handle of this table (NativeCm finds the program's PDs and QPs here). */
+    static <T> T object(int handle, Class<T> kind) {
+        return HANDLES.get(handle, kind);
     }
 
     /** Forgets an object; what it was decides how it goes (a QP is destroyed, an MR deregistered). */
@@ -191,13 +196,33 @@ public final class NativeVerbs {
         HANDLES.get(qp, QueuePair.class).modify(a);
     }
 
-    /** {@code ibv_query_qp}'s live part: {@code out} receives the state (IBV_QPS_*), the send PSN and the receive PSN. */
+    /**
+     * {@code ibv_query_qp}'s live part (what the QP holds now, whoever set it: the program, or the connection manager
+     * that took it to RTS): {@code out} receives the state (IBV_QPS_*), the send PSN, the receive PSN, the Q_Key, the
+     * destination QPN, the path MTU (IBV_MTU_*), the access flags, the P_Key index, the port, max_dest_rd_atomic,
+     * max_rd_atomic, min_rnr_timer, timeout, retry_cnt and rnr_retry.
+     */
     public static void queryQp(int qp, int[] out) {
         QpAttr a = HANDLES.get(qp, QueuePair.class).query();
         out[0] = a.state().ordinal(); // QpState is in IBV_QPS_* order
         out[1] = a.sqPsn();
         out[2] = a.rqPsn();
+        out[3] = a.qkey();
+        out[4] = a.destQpNum();
+        out[5] = a.pathMtu() == null ? 0 : a.pathMtu().ibvEnum();
+        out[6] = a.accessFlags();
+        out[7] = a.pkeyIndex();
+        out[8] = a.port();
+        out[9] = a.maxDestRdAtomic();
+        out[10] = a.maxRdAtomic();
+        out[11] = a.minRnrTimer();
+        out[12] = a.timeout();
+        out[13] = a.retryCnt();
+        out[14] = a.rnrRetry();
     }
+
+    /** How many values {@link #queryQp} gives. */
+    static final int QUERY_QP_VALUES = 15;
 
     // ---------------------------------------------------------------------------------- posting
 

@@ -9,7 +9,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code jroce exec --bind ADDR --lib DIR -- PROGRAM}: the tools run on this module's library with only what
+ * {@code jroce exec --bind ADDR --lib DIR -- PROGRAM}: the tools run on this module's libraries with only what
  * the command puts in their environment (the test gives them no LD_LIBRARY_PATH and no JROCE_ADDR).
  */
 class ExecToolsTest {
@@ -41,5 +41,19 @@ class ExecToolsTest {
         assertEquals(0, r.serverExit(), r.both());
         assertTrue(r.clientOut().contains("10 iters in"), r.both());
         assertTrue(r.serverOut().contains("GID ::ffff:" + pair.clientAddress), r.both());
+    }
+
+    @Test
+    void rpingBothSidesThroughExec() throws Exception {
+        // exec puts librdmacm.so.1 beside libibverbs.so.1 first on the path: rping's connection manager is jroce's
+        String server = "127.0.63.23";
+        String rping = Tools.tool("rping", "rdmacm-utils");
+        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, exec(server, rping, "-s", "-a", server, "-v")),
+                CmToolPair.LIBRARY_LISTENING + "7174",
+                new CmToolPair.Side("127.0.63.24", exec("127.0.63.24", rping, "-c", "-a", server, "-v", "-V", "-C", "3")));
+        assertEquals(0, o.clientExit(), o.both());
+        assertEquals(0, o.serverExit(), o.both());
+        assertTrue(o.client().contains("ping data: rdma-ping-2: "), o.both());
+        assertTrue(o.server().contains("server ping data: rdma-ping-2: "), o.both());
     }
 }

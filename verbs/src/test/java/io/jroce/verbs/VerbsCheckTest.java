@@ -6,13 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**
  * Runs verbs_check (src/test/c/verbs_check.c, built by make beside the library): a program compiled against
  * rdma-core's headers that looks the library up by symbol version, moves data between two RC QPs through the
  * inline verbs, and checks the errors rdma-core gives for bad use. It prints "ok ..." per check and
- * "FAIL ..." at the first failure.
+ * "FAIL ..." at the first failure. And librdmacm.so.1 exports every function of rdma-core's with the same symbol
+ * version, as objdump reads both.
  */
 class VerbsCheckTest {
 
@@ -29,5 +32,31 @@ class VerbsCheckTest {
         assertTrue(r.output().contains("ok RDMA WRITE: the bytes are in the target's buffer\n"), r.output());
         assertTrue(r.output().contains("ok the requester's QP had QP_FATAL\n"), r.output());
         assertTrue(r.output().endsWith("all ok\n"), r.output());
+    }
+
+    /** Where Debian puts rdma-core's librdmacm (librdmacm1, pulled in by librdmacm-dev). */
+    private static final Path RDMA_CORE_RDMACM = Path.of("/usr/lib/x86_64-linux-gnu/librdmacm.so.1");
+
+    @Test
+    void librdmacmExportsRdmaCoresSymbolsWithTheirVersions() throws Exception {
+        assertTrue(Files.isReadable(RDMA_CORE_RDMACM), "no " + RDMA_CORE_RDMACM + ": apt-get install librdmacm-dev");
+        Set<String> theirs = exported(RDMA_CORE_RDMACM);
+        Set<String> ours = exported(Tools.nativeDir().resolve("librdmacm.so.1"));
+        assertTrue(theirs.contains("RDMACM_1.3 rdma_set_local_ece") && theirs.contains("RDMACM_1.0 rdma_create_id"), theirs.toString());
+        assertEquals(theirs, ours);
+    }
+
+    /** "VERSION name" of each function a library defines under a version node (objdump -T). */
+    private static Set<String> exported(Path library) throws Exception {
+        Tools.Result r = Tools.run(Map.of(), 30, Tools.tool("objdump", "binutils"), "-T", library.toString());
+        assertEquals(0, r.exit(), r.output());
+        Set<String> symbols = new TreeSet<>();
+        for (String line : Tools.lines(r.output())) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length < 4 || !line.contains(" DF ") || line.contains("*UND*")) continue;
+            String version = f[f.length - 2].replace("(", "").replace(")", "");
+            if (version.startsWith("RDMACM_")) symbols.add(version + " " + f[f.length - 1]);
+        }
+        return symbols;
     }
 }

@@ -22,7 +22,7 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code jroce exec [--bind ADDR] [--lib DIR] [--] PROGRAM ARGS...}: runs an unmodified verbs program with jroce's
- * libibverbs.so.1 first on its library path and the device's address in JROCE_ADDR, so the program finds one
+ * libibverbs.so.1 and librdmacm.so.1 first on its library path and the device's address in JROCE_ADDR, so the program finds one
  * device, jroce0, whose verbs run in a jroce endpoint inside the program's own process (the library starts a
  * Java VM there). The program inherits this terminal (stdin, stdout, stderr); jroce exits with its status.
  */
@@ -31,8 +31,8 @@ import java.util.concurrent.Callable;
         sortOptions = false,
         modelTransformer = ExecCommand.StopAtProgram.class,
         description = {
-            "Runs a verbs program (ibv_rc_pingpong, ib_write_bw, ...) on a jroce device in its own process: jroce's libibverbs.so.1 "
-                    + "first on LD_LIBRARY_PATH, the device's address in JROCE_ADDR. The program sees one device, jroce0; GID 1 is the address "
+            "Runs a verbs program (ibv_rc_pingpong, ib_write_bw, rping, ...) on a jroce device in its own process: jroce's "
+                    + "libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH, the device's address in JROCE_ADDR. The program sees one device, jroce0; GID 1 is the address "
                     + "(ibv_rc_pingpong -g 1, perftest -x 1).",
             "Example: jroce exec --bind 127.0.0.1 -- ib_write_bw -d jroce0 -x 1 -F",
             "Exit status: the program's; 2 on bad usage (no address, no library, no such program)."

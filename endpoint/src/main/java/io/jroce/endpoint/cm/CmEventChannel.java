@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 public final class CmEventChannel implements AutoCloseable {
     private final LinkedBlockingQueue<CmEvent> events = new LinkedBlockingQueue<>();
     private volatile boolean closed;
+    private volatile Runnable onPost;
 
     /** rdma_create_event_channel. */
     public CmEventChannel() {
@@ -67,8 +68,20 @@ public final class CmEventChannel implements AutoCloseable {
         return events.size();
     }
 
+    /**
+     * Runs {@code listener} after each event is queued, on the thread that queued it (the agent's), so that a channel
+     * can be mirrored by a file descriptor a program polls, as librdmacm's channel is. It must not block or call the
+     * agent. Null: none.
+     */
+    public void onPost(Runnable listener) {
+        onPost = listener;
+    }
+
     void post(CmEvent e) {
-        if (!closed) events.add(e);
+        if (closed) return;
+        events.add(e);
+        Runnable listener = onPost;
+        if (listener != null) listener.run();
     }
 
     /**
