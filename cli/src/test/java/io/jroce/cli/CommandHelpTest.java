@@ -25,7 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CommandHelpTest {
     /** The commands another command's help may name as a word: demo runs two nodes. */
-    private static final Map<String, Set<String>> MAY_NAME = Map.of("demo", Set.of("node"));
+    /** Commands whose help may name another command's word: there it names rdma-core's C tool (a peer, a program). */
+    private static final Map<String, Set<String>> MAY_NAME = Map.of("demo", Set.of("node"), "conform", Set.of("rping"),
+            "exec", Set.of("rping"));
     /** A Java class and member, e.g. DeviceConfig.tailProbeMicros. */
     private static final Pattern JAVA_NAME = Pattern.compile("\\b[A-Z][a-z]+[A-Z][A-Za-z]*\\.[a-z]+[A-Z][A-Za-z]*\\b");
 
