@@ -54,6 +54,19 @@ class UdaddyCommandTest {
     }
 
     @Test
+    void fewerMessagesThanExpectedEndAfterTimeoutWithoutProgress() throws Exception {
+        Launch server = Launch.start("udaddy: starting server",
+                "udaddy", "-b", "127.0.65.111", "--port", "46543", "-C", "10", "--timeout", "2");
+        assertTrue(server.awaitLine(T));
+        Cli.Result client = client("udaddy", "-s", "127.0.65.111", "-b", "127.0.65.112", "--port", "46543", "-C", "5", "--timeout", "2");
+        Cli.Result sr = server.result(T);
+        assertEquals(1, sr.exit(), sr.out() + sr.err());
+        assertEquals(List.of("udaddy: received 5 of 10 messages, then nothing for 2 s"), sr.errLines());
+        assertEquals(1, client.exit(), client.out() + client.err());
+        assertEquals(List.of("udaddy: received 0 of 5 messages, then nothing for 2 s"), client.errLines());
+    }
+
+    @Test
     void noListenerIsOneUnreachableLineAndExit1() throws Exception {
         try (Device dev = Device.open(new DeviceConfig(InetAddress.getByName("127.0.65.105")));
              CmAgent agent = CmAgent.open(dev)) {
