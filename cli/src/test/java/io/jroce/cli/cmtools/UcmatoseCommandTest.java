@@ -88,7 +88,7 @@ class UcmatoseCommandTest {
         usage("-t 4: our device sends traffic class 0 only", "ucmatose", "-b", "127.0.65.10", "-t", "4");
         usage("-b and --bind name different addresses", "ucmatose", "-b", "127.0.65.10", "--bind", "127.0.65.20");
         usage("'x'", "ucmatose", "-s", "127.0.65.1", "-b", "127.0.65.10", "-S", "x");
-        usage("more than the 1073741824 allowed", "ucmatose", "-s", "127.0.65.1", "-b", "127.0.65.10", "-c", "1024", "-S", "1m");
+        usage("more than the 268435456 allowed", "ucmatose", "-s", "127.0.65.1", "-b", "127.0.65.10", "-c", "1024", "-S", "1m");
         usage("Unknown option", "ucmatose", "-b", "127.0.65.10", "-q");
         // the C tool's spellings of what is offered are accepted: this server starts, then finds no client in time
         Cli.Result accepted = Cli.run("ucmatose", "-b", "127.0.65.10", "-f", "ip", "-P", "tcp", "-t", "0", "-C", "0", "--timeout", "1ms");

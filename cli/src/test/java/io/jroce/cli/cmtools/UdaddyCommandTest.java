@@ -94,7 +94,7 @@ class UdaddyCommandTest {
         usage("-p 0x0106: only the UDP port space (0x0111)", "udaddy", "-b", "127.0.65.110", "-p", "0x0106");
         usage("invalid --port 70000", "udaddy", "-b", "127.0.65.110", "--port", "70000");
         usage("invalid -c 1025", "udaddy", "-b", "127.0.65.110", "-c", "1025");
-        usage("more than the 1073741824 allowed", "udaddy", "-b", "127.0.65.110", "-c", "1024", "-C", "65536", "-S", "16");
+        usage("more than the 268435456 allowed", "udaddy", "-b", "127.0.65.110", "-c", "1024", "-C", "65536", "-S", "16");
         usage("Unknown option", "udaddy", "-b", "127.0.65.110", "-q");
     }
 }
