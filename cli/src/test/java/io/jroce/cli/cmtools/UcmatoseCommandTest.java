@@ -31,10 +31,24 @@ class UcmatoseCommandTest {
                 "data transfers complete", "cmatose: disconnecting", "disconnected", "test complete", "return status 0"), sr.outLines());
         assertEquals(List.of("cmatose: starting client", "cmatose: connecting", "receiving data transfers", "sending replies",
                 "data transfers complete", "test complete", "return status 0"), client.outLines());
+        assertEquals("", sr.err(), "nothing failed on the server");
         // the client's device took in at least the server's 4 x 10 one-packet messages
         String device = client.errLines().stream().filter(l -> l.startsWith("counters device ")).findFirst().orElseThrow();
         long in = Long.parseLong(device.replaceAll(".* packets_in=(\\d+) .*", "$1"));
         assertTrue(in >= 40, device);
+    }
+
+    @Test
+    void withoutMessagesTheConnectionsOnlyComeUpAndGoDown() throws Exception {
+        Launch server = Launch.start("cmatose: starting server", "ucmatose", "-b", "127.0.65.13", "-p", "46504", "-c", "3", "-C", "0", "--timeout", "30");
+        assertTrue(server.awaitLine(T));
+        Cli.Result client = client("ucmatose", "-s", "127.0.65.13", "-b", "127.0.65.14", "-p", "46504", "-c", "3", "-S", "0", "--timeout", "30");
+        Cli.Result sr = server.result(T);
+        assertEquals(0, client.exit(), client.out() + client.err() + "\nserver:\n" + sr.out() + sr.err());
+        assertEquals(0, sr.exit(), sr.out() + sr.err());
+        assertEquals(List.of("cmatose: starting server", "cmatose: disconnecting", "disconnected", "test complete", "return status 0"),
+                sr.outLines());
+        assertEquals(List.of("cmatose: starting client", "cmatose: connecting", "test complete", "return status 0"), client.outLines());
     }
 
     @Test
