@@ -146,7 +146,7 @@ final class RcConnection implements AutoCloseable {
         return what + " completion with status " + wc.status().ibvValue() + " " + wc.status() + why;
     }
 
-    /** Destroys the QP and its CQs' buffers (the id is the run's to destroy). */
+    /** Destroys the QP and deregisters the buffers (the id is the run's to destroy). */
     @Override
     public void close() {
         qp.destroy();

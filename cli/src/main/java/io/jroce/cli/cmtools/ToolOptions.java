@@ -32,7 +32,7 @@ public final class ToolOptions {
     int connections;
 
     @Option(names = "-C", paramLabel = "COUNT", defaultValue = "10", description = "Messages each way on every connection, 0.."
-            + MAX_COUNT + " (default: ${DEFAULT-VALUE}; 0: connect and disconnect only).")
+            + MAX_COUNT + " (default: ${DEFAULT-VALUE}; 0: the connections only, no messages).")
     int count;
 
     @Option(names = "-S", paramLabel = "SIZE", defaultValue = "100", converter = Converters.Size.class,
