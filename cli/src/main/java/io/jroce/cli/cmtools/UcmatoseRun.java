@@ -200,9 +200,12 @@ final class UcmatoseRun {
                 failures.add(c.index, CmRun.errorLine(e, peer, port));
                 return true;
             }
-            default -> {
+            case REJECTED, UNREACHABLE, CONNECT_ERROR -> {
                 failures.add(c.index, CmRun.errorLine(e, peer, port));
                 return !c.connected;
+            }
+            default -> {
+                return false; // nothing that decides the set-up (TIMEWAIT_EXIT, ...)
             }
         }
     }
