@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Interop check: jroce (host side, inside netns rxelab on 10.77.0.1 / fd77::1) against Linux Soft-RoCE (rdma_rxe)
-# running the real ibv_rc_pingpong, ibv_ud_pingpong, rping and perftest tools in QEMU guests: the project's lab,
+# running the real ibv_rc_pingpong, ibv_ud_pingpong, rping, ucmatose, udaddy and perftest tools in QEMU guests: the project's lab,
 # integration-tests/rxe/lab.
 #
-#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R; both
-#                                              roles; one pingpong over IPv6)
-#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, rping and
-#                                              perftest -R (rdma_cm) with the CM's failure paths, the loss cases, IPv6
+#   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R,
+#                                              ucmatose -c 4, udaddy; both roles; one pingpong over IPv6)
+#   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, rping,
+#                                              ucmatose, udaddy and perftest -R (rdma_cm) with the CM's failure paths,
+#                                              the loss cases, IPv6
 #   integration-tests/rxe/interop.sh --loss    only the loss cases (nft drops LOSS% of UDP/4791 each way)
 #   integration-tests/rxe/interop.sh --ipv6    only the IPv6 cases (RoCEv2 over IPv6, rxe's IPv6 GID index)
 #   integration-tests/rxe/interop.sh --cm      only the connection manager cases (cm-cases.sh: rdma_server/client,
@@ -179,7 +180,7 @@ run_case() {
     jid=$(gx -b A "$gcmd")
     set +e
     # the connection manager cases: the guest's rdma_cm listener must be up before jroce's REQ (else REJ 8)
-    [[ $gcmd == rping* || $gcmd == *" -R"* ]] && sleep 2
+    [[ $gcmd == rping* || $gcmd == *" -R"* || $gcmd == ucmatose* || $gcmd == udaddy* ]] && sleep 2
     timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$bind" --pcap "$dir/jroce.pcap" \
       --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
     jrc=$?
@@ -194,6 +195,8 @@ run_case() {
     for i in $(seq 1 150); do
       if [[ $jargs == rping* ]]; then # no TCP listener: rping -d prints rdma_listen once it listens
         grep -q '^rdma_listen' "$dir/jroce.out" 2>/dev/null && break
+      elif [[ $jargs == ucmatose* || $jargs == udaddy* ]]; then # they listen right after their first line
+        grep -q 'starting server' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
       elif [[ $jargs == *" -R"* ]]; then # perf -R listens right after its banner
         grep -q 'Waiting for client' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
       else
@@ -411,6 +414,12 @@ rping_case() { # size: rdma-core's rping with -V -C 10, both roles
   run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
   run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
 }
+cm_tools() { # rdma-core's ucmatose (four RC connections at once) and udaddy (UD over rdma_cm's UDP port space), both roles
+  run_case "ucmatose-c4-guest-server" guest-server "ucmatose -c 4 -b ${GIP[A]}" "ucmatose -c 4 -s @HOST@"
+  run_case "ucmatose-c4-jroce-server" jroce-server "ucmatose -c 4 -s" "ucmatose -c 4"
+  run_case "udaddy-guest-server" guest-server "udaddy -b ${GIP[A]}" "udaddy -s @HOST@"
+  run_case "udaddy-jroce-server" jroce-server "udaddy -s" "udaddy"
+}
 perf_cm() { # tool jroce-test size iters [-q N]: perftest -R (rdma_cm), both roles
   local lat= q=${5:-} tag=; [[ $1 == *_lat ]] && lat=--lat
   [ -z "$q" ] || tag=-q${q#-q }
@@ -510,6 +519,8 @@ elif [ $FULL = 0 ]; then
   run_case "atomic_bw-FETCH_AND_ADD-m4096-guest-server" guest-server "ib_atomic_bw $PT -m 4096 -n 20 -A FETCH_AND_ADD" "perf atomic -m 4096 -n 20"
   run_case "rping-S64-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S 64" "rping -c -a @HOST@ -V -C 10 -S 64"
   run_case "write_bw-R-s65536-jroce-server" jroce-server "ib_write_bw $PT -R -s 65536 -n 20" "perf write -R -s 65536 -n 20"
+  run_case "ucmatose-c4-guest-server" guest-server "ucmatose -c 4 -b ${GIP[A]}" "ucmatose -c 4 -s @HOST@"
+  run_case "udaddy-jroce-server" jroce-server "udaddy -s" "udaddy"
   ip_version 6
   run_case "pingpong-m1024-s9000-guest-server" guest-server "$PP -m 1024 -s 9000 -n 20 -c" "pingpong -m 1024 -s 9000 -n 20 -c"
   ip_version 4
@@ -522,6 +533,7 @@ else
   perf_cm ib_write_lat write 2 100
   perf_cm ib_write_bw write 65536 20 "-q 2"
   perf_cm ib_read_bw read 65536 20 "-q 2"
+  cm_tools
   cm_faults
   cm_all
   for m in 1024 4096; do

@@ -6,6 +6,8 @@ import io.jroce.cli.demo.DemoCommand;
 import io.jroce.cli.inspect.InspectCommand;
 import io.jroce.cli.perf.PerfCommand;
 import io.jroce.cli.perf.PingpongCommand;
+import io.jroce.cli.cmtools.UcmatoseCommand;
+import io.jroce.cli.cmtools.UdaddyCommand;
 import io.jroce.cli.rping.RpingCommand;
 import io.jroce.cli.node.NodeCommand;
 import picocli.CommandLine;
@@ -49,6 +51,8 @@ import java.util.concurrent.Callable;
             PingpongCommand.class,
             PerfCommand.class,
             RpingCommand.class,
+            UcmatoseCommand.class,
+            UdaddyCommand.class,
             NodeCommand.class,
             ConformCommand.class,
             ExecCommand.class,

@@ -157,7 +157,9 @@ class CommandHelpTest {
                 "perf", List.of("-d", "--ib-dev", "-i", "-a", "--all", "--report_gbits", "-F", "-v", "--verbose", "--timeout"),
                 "pingpong", List.of("-d", "--ib-dev", "-i", "-v", "--verbose", "--timeout"),
                 "node", List.of("-v", "--verbose"),
-                "rping", List.of("-h", "--help", "-V", "-v"));
+                "rping", List.of("-h", "--help", "-V", "-v"),
+                "ucmatose", List.of("-s", "-b", "-c", "-C", "-S", "-p", "-P", "-f", "-t"),
+                "udaddy", List.of("-s", "-b", "-c", "-C", "-S", "-p", "-P", "-f", "-t"));
         expected.forEach((cmd, options) -> {
             for (String o : options) {
                 assertTrue(root.getSubcommands().get(cmd).getCommandSpec().findOption(o) != null, cmd + " " + o);

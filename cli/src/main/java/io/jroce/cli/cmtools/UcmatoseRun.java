@@ -1,0 +1,304 @@
+package io.jroce.cli.cmtools;
+
+import io.jroce.cli.Converters;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
+import io.jroce.endpoint.WorkCompletion;
+import io.jroce.endpoint.cm.CmConnParam;
+import io.jroce.endpoint.cm.CmEvent;
+import io.jroce.endpoint.cm.CmId;
+import io.jroce.endpoint.cm.CmPortSpace;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The phases of rdma-core's {@code ucmatose} (librdmacm/examples/cmatose.c) over jroce's connection manager, both
+ * roles. Server: listen, accept {@code -c} connections (receives posted first, librdmacm's default accept values),
+ * then on every connection send {@code -C} messages and wait for their completions, receive as many, disconnect
+ * first and wait for every DISCONNECTED. Client: open {@code -c} connections at once (receives posted first;
+ * responder resources and initiator depth 1, retry count 5, RNR retry count 0 as cmatose.c asks), receive
+ * {@code -C} messages on each, send as many back, then answer the server's disconnect. The lines on stdout are
+ * cmatose's; what failed goes to stderr, one line per cause.
+ */
+final class UcmatoseRun {
+    private static final String NAME = "cmatose";
+
+    private final Device dev;
+    private final Mtu mtu;
+    private final ToolOptions o;
+    private final int port;
+    private final InetAddress peer;
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final int messages;
+    private final Failures failures = new Failures(NAME);
+    private final List<RcConnection> conns = new ArrayList<>();
+    private final WorkCompletion[] wcs = new WorkCompletion[8];
+
+    UcmatoseRun(Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err) {
+        this.dev = dev;
+        this.mtu = mtu;
+        this.o = o;
+        this.port = port;
+        this.peer = peer;
+        this.out = out;
+        this.err = err;
+        this.messages = o.messages();
+        for (int i = 0; i < wcs.length; i++) wcs[i] = new WorkCompletion();
+    }
+
+    /** cmatose.c's connect parameters: responder resources and initiator depth 1, retry count 5, the rest 0. */
+    static CmConnParam connParam() {
+        return CmConnParam.defaults().responderResources(1).initiatorDepth(1).retryCount(5).rnrRetryCount(0);
+    }
+
+    /** The server's run; its exit status. */
+    int server() throws IOException, InterruptedException {
+        line("cmatose: starting server");
+        try (CmRun run = new CmRun(dev, mtu)) {
+            try {
+                CmId listen = run.newId(CmPortSpace.TCP);
+                listen.bind(port);
+                listen.listen(0); // as cmatose.c: the kernel's default backlog
+                acceptAll(run);
+                if (!failures.any() && messages > 0) {
+                    line("initiating data transfers");
+                    for (RcConnection c : conns) if (c.connected) c.postSends();
+                    line("completing sends");
+                    for (RcConnection c : conns) if (c.connected && !failures.any()) fail(c, c.awaitSends(wcs, o.idle()));
+                    if (!failures.any()) {
+                        line("receiving data transfers");
+                        for (RcConnection c : conns) if (c.connected && !failures.any()) fail(c, c.awaitRecvs(wcs, o.idle()));
+                    }
+                    if (!failures.any()) line("data transfers complete");
+                }
+                line("cmatose: disconnecting");
+                for (RcConnection c : conns) {
+                    if (c.connected && !c.disconnected) disconnect(c);
+                }
+                awaitDisconnects(run, false);
+                if (!failures.any()) line("disconnected");
+            } finally {
+                closeAll();
+            }
+        }
+        return finish();
+    }
+
+    /** The client's run; its exit status. */
+    int client() throws IOException, InterruptedException {
+        line("cmatose: starting client");
+        try (CmRun run = new CmRun(dev, mtu)) {
+            try {
+                line("cmatose: connecting");
+                for (int i = 0; i < o.connections; i++) {
+                    CmId id = run.newId(CmPortSpace.TCP);
+                    RcConnection c = new RcConnection(i, id, dev, messages, (int) o.size);
+                    conns.add(c);
+                    c.postRecvs();
+                    id.connect(peer, port, connParam());
+                }
+                connectAll(run);
+                if (!failures.any() && messages > 0) {
+                    line("receiving data transfers");
+                    for (RcConnection c : conns) if (!failures.any()) fail(c, c.awaitRecvs(wcs, o.idle()));
+                    if (!failures.any()) {
+                        line("sending replies");
+                        for (RcConnection c : conns) c.postSends();
+                        line("data transfers complete");
+                    }
+                }
+                if (failures.any()) {
+                    // cmatose.c would wait for the server's disconnect; a failed run ends its connections itself
+                    for (RcConnection c : conns) if (c.connected && !c.disconnected) disconnect(c);
+                }
+                awaitDisconnects(run, true);
+            } finally {
+                closeAll();
+            }
+        }
+        return finish();
+    }
+
+    /** Server: CONNECT_REQUESTs until {@code -c} connections are up or have failed. */
+    private void acceptAll(CmRun run) throws InterruptedException {
+        int left = o.connections;
+        long last = System.nanoTime();
+        Duration wait = o.connectWait();
+        while (left > 0) {
+            CmEvent e = run.next();
+            if (e == null) {
+                if (wait != null && System.nanoTime() - last > wait.toNanos()) {
+                    int up = (int) conns.stream().filter(c -> c.connected).count();
+                    failures.add(-1, CmRun.timeoutLine(o.connections - up, o.connections, "not established", wait));
+                    return;
+                }
+                continue;
+            }
+            last = System.nanoTime();
+            switch (e.type()) {
+                case CONNECT_REQUEST -> {
+                    CmId id = run.track(e.id());
+                    if (conns.size() == o.connections) {
+                        err.println("cmatose: failing connection request");
+                        id.reject(null);
+                        continue;
+                    }
+                    RcConnection c = new RcConnection(conns.size(), id, dev, messages, (int) o.size);
+                    conns.add(c);
+                    c.postRecvs();
+                    id.accept(CmConnParam.defaults()); // rdma_accept(id, NULL)
+                }
+                case ESTABLISHED, REJECTED, UNREACHABLE, CONNECT_ERROR, DISCONNECTED -> {
+                    if (settled(e)) left--;
+                }
+                default -> {
+                }
+            }
+        }
+    }
+
+    /** Client: events until every connection is up or has failed. */
+    private void connectAll(CmRun run) throws InterruptedException {
+        int left = o.connections;
+        long last = System.nanoTime();
+        Duration wait = o.connectWait();
+        while (left > 0) {
+            CmEvent e = run.next();
+            if (e == null) {
+                if (wait != null && System.nanoTime() - last > wait.toNanos()) {
+                    failures.add(-1, "no answer from " + io.jroce.wire.IpText.of(peer) + " port " + port + ": "
+                            + CmRun.timeoutLine(left, o.connections, "unanswered", wait));
+                    return;
+                }
+                continue;
+            }
+            last = System.nanoTime();
+            if (settled(e)) left--;
+        }
+    }
+
+    /** An event that settles a connection's set-up (up or failed): true the first time for that connection. */
+    private boolean settled(CmEvent e) {
+        RcConnection c = of(e.id());
+        if (c == null) return false;
+        switch (e.type()) {
+            case ESTABLISHED -> {
+                if (c.connected) return false;
+                c.connected = true;
+                return true;
+            }
+            case DISCONNECTED -> {
+                c.disconnected = true;
+                disconnect(c); // answers the DREQ
+                if (c.connected) return false;
+                failures.add(c.index, CmRun.errorLine(e, peer, port));
+                return true;
+            }
+            case REJECTED, UNREACHABLE, CONNECT_ERROR -> {
+                failures.add(c.index, CmRun.errorLine(e, peer, port));
+                return !c.connected;
+            }
+            default -> {
+                return false; // nothing that decides the set-up (TIMEWAIT_EXIT, ...)
+            }
+        }
+    }
+
+    /**
+     * Waits for DISCONNECTED on every connection that was up. A client answers each (rdma_disconnect sends the DREP)
+     * and meanwhile takes its sends' completions: each must succeed, or be flushed by the server's disconnect (a
+     * server disconnects once it has every reply, so a send whose ACK the DREQ overtook still arrived).
+     */
+    private void awaitDisconnects(CmRun run, boolean client) throws InterruptedException {
+        long last = System.nanoTime();
+        int progress = -1;
+        while (true) {
+            int p = 0;
+            boolean done = true;
+            for (RcConnection c : conns) {
+                if (!c.connected) continue;
+                if (client && messages > 0 && !failures.any()) fail(c, c.pollSends(wcs));
+                p += (c.disconnected ? 1 : 0) + c.sendsDone + c.sendsFlushed;
+                if (!c.disconnected || (client && !failures.any() && messages > 0 && !c.sendsAccounted())) done = false;
+            }
+            if (done) return;
+            if (p != progress) {
+                progress = p;
+                last = System.nanoTime();
+            } else if (System.nanoTime() - last > o.idle().toNanos()) {
+                long waiting = conns.stream().filter(c -> c.connected && !c.disconnected).count();
+                if (waiting > 0) {
+                    failures.add(-1, "no DISCONNECTED on " + waiting + " connection" + (waiting == 1 ? "" : "s") + " for "
+                            + Converters.seconds(o.idle()) + (client ? " (the server did not disconnect)" : " (the client did not answer the DREQ)"));
+                } else {
+                    failures.add(-1, "sends not completed for " + Converters.seconds(o.idle()));
+                }
+                return;
+            }
+            CmEvent e = run.next();
+            if (e == null) continue;
+            RcConnection c = of(e.id());
+            switch (e.type()) {
+                case DISCONNECTED -> {
+                    if (c != null && !c.disconnected) {
+                        c.disconnected = true;
+                        disconnect(c);
+                    }
+                }
+                case CONNECT_REQUEST -> {
+                    err.println("cmatose: failing connection request");
+                    run.track(e.id()).reject(null);
+                }
+                default -> {
+                }
+            }
+        }
+    }
+
+    private static void disconnect(RcConnection c) {
+        try {
+            c.id.disconnect();
+        } catch (IllegalStateException ignored) {
+            // already released
+        }
+    }
+
+    private RcConnection of(CmId id) {
+        for (RcConnection c : conns) if (c.id == id) return c;
+        return null;
+    }
+
+    private void fail(RcConnection c, String why) {
+        if (why != null) failures.add(c.index, why);
+    }
+
+    private void line(String s) {
+        out.println(s);
+        out.flush();
+    }
+
+    private void closeAll() {
+        for (RcConnection c : conns) {
+            try {
+                c.close();
+            } catch (RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    /** cmatose.c's last lines; the failures first, on stderr. */
+    private int finish() {
+        int status = failures.any() ? 1 : 0;
+        failures.print(err, o.connections);
+        line("test complete");
+        line("return status " + status);
+        return status;
+    }
+}

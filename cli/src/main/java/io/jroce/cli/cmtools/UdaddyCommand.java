@@ -1,0 +1,127 @@
+package io.jroce.cli.cmtools;
+
+import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.Main;
+import io.jroce.cli.OptionHelp;
+import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jroce udaddy [-s SERVER]}: rdma-core's {@code udaddy} (librdmacm/examples/udaddy.c), interoperable with it in
+ * both roles: UD queue pairs found through rdma_cm's UDP port space (SIDR), messages both ways. The phases are
+ * {@link UdaddyRun}'s.
+ */
+@Command(name = "udaddy",
+        versionProvider = Main.Version.class,
+        sortOptions = false,
+        description = {
+            "UD messages through the RDMA connection manager's UDP port space. With -s SERVER: a client that finds -c of the "
+                    + "server's UD queue pairs (a SIDR request each, port --port), sends -C messages of -S bytes to each with "
+                    + "its own QP number as immediate data, and receives as many replies. Without -s: a server that answers -c "
+                    + "requests, receives the messages and replies to each sender (its address from the message, its QP number "
+                    + "from the immediate data).",
+            "Interoperates with rdma-core's udaddy (udaddy on the server, udaddy -s SERVER on the client) on rdma_rxe and NICs, "
+                    + "and prints its lines. A UD message is one packet: -S is at most the path MTU.",
+            "Exit status: 0 when every request was answered and every message went both ways, 1 on a failure at run time (an "
+                    + "unanswered or rejected request, a completion with an error, a phase without progress for --timeout), "
+                    + "2 on bad usage or an argument that cannot be used."
+        })
+public final class UdaddyCommand implements Callable<Integer>, OptionHelp {
+    /** udaddy's port. */
+    static final int DEFAULT_PORT = 7174;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
+
+    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
+    boolean version;
+
+    @Mixin
+    ToolOptions tool = new ToolOptions();
+
+    @Option(names = "--port", paramLabel = "PORT", defaultValue = "" + DEFAULT_PORT,
+            description = "rdma_cm port in the UDP port space (service ID 0x0000000001110000 + PORT), 1..65535 (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "-P", paramLabel = "SPACE", description = "Port space: udp (the only one offered, and the default).")
+    String portSpace;
+
+    @Option(names = "-p", paramLabel = "SPACE", description = "Port space as a number, as older udaddy command lines give "
+            + "it: 0x0111 (UDP) only. The port itself is --port.")
+    String portSpaceNumber;
+
+    @Mixin
+    DeviceOptions device = new DeviceOptions();
+
+    @Override
+    public Map<String, String> optionHelp() {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe's active MTU); "
+                        + "the largest message -S allows.",
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        tool.check(spec);
+        if (port < 1 || port > 65535) ToolOptions.usage(spec, "invalid --port " + port + ": must be 1..65535");
+        if (portSpace != null && !portSpace.toLowerCase(Locale.ROOT).startsWith("udp")) {
+            ToolOptions.usage(spec, "-P " + portSpace + ": only the UDP port space (udp) is offered");
+        }
+        if (portSpaceNumber != null && decode(portSpaceNumber) != 0x0111) {
+            ToolOptions.usage(spec, "-p " + portSpaceNumber + ": only the UDP port space (0x0111) is offered; the port is --port");
+        }
+        InetAddress peer = tool.peer(spec);
+        InetAddress local = tool.local(spec, device, peer);
+        if (peer != null) peer = DeviceOptions.peerFor(spec, local, peer, "-s");
+        Mtu mtu = device.mtu(null) != null ? device.mtu(null) : LocalAddress.activeMtu(local);
+        if (tool.messages() > 0 && tool.size > mtu.bytes()) {
+            // udaddy.c verify_test_params
+            ToolOptions.usage(spec, "message_size " + tool.size + " is larger than active mtu " + mtu.bytes()
+                    + " (a UD message is one packet; see --mtu)");
+        }
+        long bytes = (long) tool.connections * tool.messages() * (tool.size + UdConnection.GRH_BYTES);
+        if (bytes > Limits.BUFFER_BYTES) {
+            ToolOptions.usage(spec, "-c " + tool.connections + " x -C " + tool.count + " receive buffers of " + (tool.size + UdConnection.GRH_BYTES)
+                    + " bytes take " + bytes + " bytes, more than the " + Limits.BUFFER_BYTES + " allowed");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local).portMtu(mtu));
+             MetricsExport exported = device.exportMetrics(spec, dev)) {
+            try {
+                UdaddyRun run = new UdaddyRun(dev, mtu, tool, port, peer, out, err);
+                return tool.isClient() ? run.client() : run.server();
+            } finally {
+                out.flush();
+                device.report(err, dev);
+                device.printCounters(err, dev);
+            }
+        }
+    }
+
+    private static long decode(String s) {
+        try {
+            return Long.decode(s.strip());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}
