@@ -509,6 +509,7 @@ pingpong6() { # mtu size iters: pingpong with -c; jroce as server exchanges over
 if [ $LOSS_ONLY = 1 ]; then
   lossy
 elif [ $CM_ONLY = 1 ]; then
+  cm_tools
   cm_all
 elif [ $IPV6_ONLY = 1 ]; then
   ipv6
