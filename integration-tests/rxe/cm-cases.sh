@@ -5,8 +5,9 @@
 #   rdma-server-*, rdma-client-*  jroce's node (`connect cm` / `listen cm`) against rdma_server / rdma_client
 #                                 (port 7471, one 16-byte SEND each way), and each side's port nobody listens on
 #   ucmatose-*, udaddy-*          jroce ucmatose / udaddy against librdmacm's, both roles
-#   rping-rtu-dropped-*           the RTU dropped by nft (every one): the passive side is established by the first
-#                                 data packet (COMM_EST), both roles
+#   rping-rtu-dropped-*           jroce passive: every RTU dropped by nft, the first data packet establishes the
+#                                 connection (COMM_EST); rxe passive: the first RTU dropped, rxe's REP resent, jroce's
+#                                 RTU again (rxe's rping waits for the RTU: Linux reports COMM_EST to the application)
 #   rping-*-stops-first           the server's process stopped in the middle of the pings (rping's server never
 #                                 ends on its own): its DREQ, sent as the process exits, ends the client at once
 #   rping-offer-extensions        jroce rping offering jroce's extensions: opaque private data to rdma_cm
@@ -32,14 +33,18 @@ cm_wait_line() { # file regex count seconds: waits until file has count lines ma
   done
   return 1
 }
-cm_rtu_drop() { # on | off: nft in the bridge drops every CM RTU (MAD attribute 0x0014 at UDP payload byte 36:
-                # BTH 12 + DETH 8 + the MAD header's attribute ID at 16), from jroce (output) and to jroce (input)
-  if [ "$1" = on ]; then
+cm_rtu_drop() { # all | first | off: nft in the bridge drops every CM RTU, or only the first (a byte quota only one
+                # fits in), by MAD attribute 0x0014 at UDP payload byte 36 (BTH 12 + DETH 8 + the MAD header's
+                # attribute ID at 16), from jroce (output) and to jroce (input)
+  if [ "$1" != off ]; then
+    local quota=; [ "$1" = first ] && quota='quota until 400 bytes'
     nsx nft add table bridge jroce_rtu
     nsx nft add chain bridge jroce_rtu output '{ type filter hook output priority 0; }'
     nsx nft add chain bridge jroce_rtu input '{ type filter hook input priority 0; }'
-    nsx nft add rule bridge jroce_rtu output ether type ip udp dport 4791 '@th,352,16' 0x0014 counter drop
-    nsx nft add rule bridge jroce_rtu input ether type ip udp dport 4791 '@th,352,16' 0x0014 counter drop
+    # shellcheck disable=SC2086
+    nsx nft add rule bridge jroce_rtu output ether type ip udp dport 4791 '@th,352,16' 0x0014 $quota counter drop
+    # shellcheck disable=SC2086
+    nsx nft add rule bridge jroce_rtu input ether type ip udp dport 4791 '@th,352,16' 0x0014 $quota counter drop
   else
     nsx nft delete table bridge jroce_rtu 2>/dev/null || true
   fi
@@ -145,19 +150,24 @@ cm_rping_offer() { # jroce rping offering the extensions -> rxe rping -s (-V che
 
 cm_rtu_dropped_cases() {
   local id rc grc jp n GA=${GIP[A]}
-  if cm_begin rping-rtu-dropped-guest-server; then # jroce's RTU never arrives: rxe's QP is established by our first SEND
-    cm_rtu_drop on
+  # rxe as the passive side: rping waits for ESTABLISHED, which Linux's CM reports on the RTU only (librdmacm leaves
+  # the QP's COMM_EST event to the application, and rping does not pass it on with rdma_notify): with every RTU lost
+  # the server never starts, rxe against rxe alike. So the first RTU is dropped: rxe resends its REP, and jroce must
+  # answer the duplicate REP with the RTU again (cm.c cm_rep_handler in ESTABLISHED)
+  if cm_begin rping-rtu-dropped-guest-server; then
+    cm_rtu_drop first
     id=$(gx -b A "rping -s -a $GA -V -C 5")
     sleep 2
     timeout 120 ip netns exec "$NS" java -jar "$JAR" rping -c -a "$GA" --bind "$HOST_IP" -V -C 5 --timeout 60 \
       --pcap "$CMDIR/jroce.pcap" > "$CMDIR/jroce.out" 2> "$CMDIR/jroce.err"; rc=$?
     gwait -t 60 A "$id" > "$CMDIR/guest.out" 2>&1; grc=$?
     n=$(cm_rtu_dropped); cm_rtu_drop off
-    if [ $rc = 0 ] && [ $grc = 0 ] && [ "${n:-0}" -ge 1 ]; then cm_pass "nft dropped $n RTU(s); 5 pings"
-    else cm_fail "jroce $rc, rping $grc, RTUs dropped ${n:-?}: $(tail -1 "$CMDIR/jroce.err")"; fi
+    local rtus; rtus=$(java -jar "$JAR" inspect "$CMDIR/jroce.pcap" 2>/dev/null | grep -c 'cm\[RTU' || true)
+    if [ $rc = 0 ] && [ $grc = 0 ] && [ "${n:-0}" = 1 ] && [ "$rtus" -ge 2 ]; then cm_pass "nft dropped the first RTU; jroce sent $rtus; 5 pings"
+    else cm_fail "jroce $rc, rping $grc, RTUs dropped ${n:-?}, sent $rtus: $(tail -1 "$CMDIR/jroce.err")"; fi
   fi
   if cm_begin rping-rtu-dropped-jroce-server; then # rxe's RTU never arrives: jroce's QP is established by its first SEND
-    cm_rtu_drop on
+    cm_rtu_drop all
     timeout 120 ip netns exec "$NS" java -jar "$JAR" rping -s -a "$HOST_IP" -d -V --timeout 60 --pcap "$CMDIR/jroce.pcap" \
       > "$CMDIR/jroce.out" 2> "$CMDIR/jroce.err" &
     jp=$!
