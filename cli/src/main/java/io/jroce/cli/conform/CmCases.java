@@ -253,6 +253,14 @@ final class CmCases {
         return Case.Outcome.of(a);
     }
 
+    /** Whether the peer's QP 1 answers a Get of the CM class's ClassPortInfo (any answer with its transaction ID). */
+    static boolean qp1Answers(Probe p) throws IOException {
+        long tid = newTid();
+        Gsi gsi = p.gsi();
+        gsi.send(CmMads.get(tid, MadHeader.MGMT_CLASS_CM, MadHeader.CM_CLASS_VERSION, MadHeader.METHOD_GET, MadHeader.ATTR_CLASS_PORT_INFO));
+        return !gsi.collect(p.timeoutNanos(), 1, Gsi.tid(tid)).isEmpty();
+    }
+
     /** A transaction ID for one MAD (the top bit clear, as the Linux MAD layer's own). */
     private static long newTid() {
         return java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0x7FFFFFFFFFFFFFFFL;
