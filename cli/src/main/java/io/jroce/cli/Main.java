@@ -8,6 +8,7 @@ import io.jroce.cli.perf.PerfCommand;
 import io.jroce.cli.perf.PingpongCommand;
 import io.jroce.cli.rping.RpingCommand;
 import io.jroce.cli.node.NodeCommand;
+import io.jroce.cli.soak.SoakCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -52,6 +53,7 @@ import java.util.concurrent.Callable;
             NodeCommand.class,
             ConformCommand.class,
             ExecCommand.class,
+            SoakCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,
         })
