@@ -111,7 +111,7 @@ public final class SoakCommand implements Callable<Integer>, OptionHelp {
     public Map<String, String> optionHelp() {
         return Map.of(
                 "--bind", DeviceOptions.BIND_HELP + " Required for a server; a client without it takes the address the route towards "
-                        + "HOST leaves from. The TCP exchange uses the same address.",
+                        + "HOST leaves from. A server listens for the TCP exchange on the same address.",
                 "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers; the smaller of both sides' is used.",
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + " Default: 1000, since the peer is always jroce.",
                 "--agent", DeviceOptions.AGENT_HELP + " Default: dedicated.");
