@@ -8,7 +8,7 @@ import java.util.Locale;
 
 /**
  * The soak's table (a row per interval, both processes side by side) and its verdict. Message and byte
- * columns count what was verified during the interval; retransmissions are the devices' counters over the
+ * columns count what was verified during the interval; retransmissions ({@link SoakSample}) are each device's over the
  * interval (client/server); RSS and heap after a full collection are each process's at the row's end;
  * failures and QPs in error are totals since the start.
  *

@@ -63,7 +63,8 @@ final class SoakRun {
             out.println("jroce soak: a round on each QP: RDMA WRITE, SEND and FETCH_AND_ADD from the client, a SEND back, an RDMA READ; "
                     + "every byte checked where it lands against a pattern of seed, QP, operation and round");
             out.println("jroce soak: per row: messages and MiB verified during the row (SEND both ways), retransmissions of each "
-                    + "device (client/server), RSS and heap after a full GC of each process, failures and QPs in error so far");
+                    + "device (Go-Back-N rewinds and ACK timeouts, tail-loss probes, selective resends; client/server), RSS and heap "
+                    + "after a full GC of each process, failures and QPs in error so far");
             SoakSample c0 = SoakSample.take(dev, q.qps, counters);
             link.requestSample();
             SoakReport report = new SoakReport(out, s.interval(), s.maxGrowth(), c0, link.readSample());

@@ -1,6 +1,7 @@
 package io.jroce.cli.soak;
 
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.QpCounters;
 import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
 
@@ -14,7 +15,9 @@ import java.util.List;
 
 /**
  * One side's figures at one moment, cumulative since the traffic began: its process's memory, its device's
- * retransmissions, what it verified and what failed. The heap is measured after a full collection
+ * retransmissions, what it verified and what failed. Retransmissions are the device's Go-Back-N rewinds and
+ * ACK timeouts (counter {@code retransmits}) plus every QP's tail-loss probes and selective resends (with the
+ * jroce extensions a lost packet is resent alone, and the device counter sees only the timeouts). The heap is measured after a full collection
  * ({@link System#gc()}, a stop-the-world collection under G1 unless the JVM runs with
  * {@code -XX:+ExplicitGCInvokesConcurrent} or ignores it with {@code -XX:+DisableExplicitGC}), so it is the
  * live set, not the garbage of the moment; the RSS is the kernel's VmRSS of the process.
@@ -33,8 +36,13 @@ record SoakSample(long rssBytes, long heapAfterGcBytes, long retransmits, long f
             b[op.ordinal()] = c.bytes(op);
         }
         int inError = 0;
-        for (QueuePair qp : qps) if (qp.state() == QpState.ERR) inError++;
-        return new SoakSample(rss(), heap, dev.counters().retransmits, c.failures(), c.errorCompletions(), inError, m, b);
+        long retransmissions = dev.counters().retransmits;
+        for (QueuePair qp : qps) {
+            if (qp.state() == QpState.ERR) inError++;
+            QpCounters qc = qp.counters();
+            retransmissions += qc.probes + qc.selectiveRetransmits;
+        }
+        return new SoakSample(rss(), heap, retransmissions, c.failures(), c.errorCompletions(), inError, m, b);
     }
 
     /** VmRSS of this process from /proc/self/status, in bytes; -1 where there is none. */
