@@ -97,15 +97,4 @@ final class SoakQps {
     static long valueOf(long wrId) {
         return wrId & 0xFF_FFFF_FFFFL;
     }
-
-    /** Stops every QP's traffic: whatever is still queued is flushed. */
-    void close() {
-        for (QueuePair qp : qps) {
-            try {
-                qp.destroy();
-            } catch (RuntimeException ignored) {
-                // the device closes it with itself
-            }
-        }
-    }
 }

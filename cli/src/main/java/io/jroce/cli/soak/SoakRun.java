@@ -119,7 +119,7 @@ final class SoakRun {
         } finally {
             if (driver != null) driver.abandon();
             if (thread != null) thread.join(5000);
-            q.close();
+            // the QPs stay until the device closes, so that --counters still reports them
         }
     }
 
@@ -189,7 +189,6 @@ final class SoakRun {
         } finally {
             if (driver != null) driver.abandon();
             if (thread != null) thread.join(5000);
-            if (q != null) q.close();
         }
     }
 
