@@ -210,7 +210,15 @@ public final class DeviceOptions {
 
     /** As {@link #config(CommandSpec, InetAddress)}, the device run by {@code defaultAgent} unless --agent says otherwise. */
     public DeviceConfig config(CommandSpec spec, InetAddress local, AgentMode defaultAgent) {
-        DeviceConfig config = base(spec, local).tailProbeMicros(tailProbeMicros != null ? tailProbeMicros : 0);
+        return config(spec, local, defaultAgent, 0);
+    }
+
+    /**
+     * As {@link #config(CommandSpec, InetAddress, AgentMode)}, the tail-loss probe at {@code defaultTailProbeMicros}
+     * unless --tail-probe says otherwise (a command whose peer is always jroce).
+     */
+    public DeviceConfig config(CommandSpec spec, InetAddress local, AgentMode defaultAgent, long defaultTailProbeMicros) {
+        DeviceConfig config = base(spec, local).tailProbeMicros(tailProbeMicros != null ? tailProbeMicros : defaultTailProbeMicros);
         AgentMode mode = agentMode(spec, defaultAgent);
         if (mode != null) config.agentMode(mode);
         if (chaosSpec != null) {

@@ -10,6 +10,7 @@ import io.jroce.cli.cmtools.UcmatoseCommand;
 import io.jroce.cli.cmtools.UdaddyCommand;
 import io.jroce.cli.rping.RpingCommand;
 import io.jroce.cli.node.NodeCommand;
+import io.jroce.cli.soak.SoakCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -56,6 +57,7 @@ import java.util.concurrent.Callable;
             NodeCommand.class,
             ConformCommand.class,
             ExecCommand.class,
+            SoakCommand.class,
             // ---- add new subcommands here (e.g. DemoCommand.class, NodeCommand.class) ----
             CommandLine.HelpCommand.class,
         })
