@@ -2,11 +2,16 @@ package io.jroce.cli.cmtools;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.time.Duration;
 
@@ -119,6 +124,45 @@ public final class ToolOptions {
     /** The server's address as our device at {@code local} reaches it (client only). */
     InetAddress peer(CommandSpec spec) {
         return server == null ? null : DeviceOptions.address(spec, server, "-s");
+    }
+
+    /** Our device's address, the server's as our device reaches it (client only), and the path MTU. */
+    record Ends(InetAddress local, InetAddress peer, Mtu mtu) {
+    }
+
+    /** Where this side runs: {@link #local}, {@link #peer}, and --mtu or else the interface's active MTU. */
+    Ends ends(CommandSpec spec, DeviceOptions device) throws IOException {
+        InetAddress peer = peer(spec);
+        InetAddress local = local(spec, device, peer);
+        if (peer != null) peer = DeviceOptions.peerFor(spec, local, peer, "-s");
+        Mtu mtu = device.mtu(null) != null ? device.mtu(null) : LocalAddress.activeMtu(local);
+        return new Ends(local, peer, mtu);
+    }
+
+    /** How a tool makes its run (the run's constructor). */
+    @FunctionalInterface
+    interface RunFactory {
+        ToolRun<?> create(Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err);
+    }
+
+    /**
+     * Opens our device at {@code ends}, runs the tool's server or client (-s) on rdma_cm port {@code port}, then
+     * reports the device and its counters on stderr; the run's exit status.
+     */
+    int run(CommandSpec spec, DeviceOptions device, Ends ends, int port, RunFactory tool) throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, ends.local()).portMtu(ends.mtu()));
+             MetricsExport exported = device.exportMetrics(spec, dev)) {
+            try {
+                ToolRun<?> run = tool.create(dev, ends.mtu(), this, port, ends.peer(), out, err);
+                return isClient() ? run.client() : run.server();
+            } finally {
+                out.flush();
+                device.report(err, dev);
+                device.printCounters(err, dev);
+            }
+        }
     }
 
     static void usage(CommandSpec spec, String message) {

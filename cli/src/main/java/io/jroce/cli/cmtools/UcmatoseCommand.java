@@ -3,18 +3,12 @@ package io.jroce.cli.cmtools;
 import io.jroce.cli.DeviceOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
-import io.jroce.cli.conn.LocalAddress;
-import io.jroce.cli.metrics.MetricsExport;
-import io.jroce.endpoint.Device;
-import io.jroce.endpoint.Mtu;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -84,22 +78,7 @@ public final class UcmatoseCommand implements Callable<Integer>, OptionHelp {
             ToolOptions.usage(spec, "-c " + tool.connections + " connections of two " + tool.size + "-byte buffers take " + bytes
                     + " bytes, more than the " + Limits.BUFFER_BYTES + " allowed");
         }
-        InetAddress peer = tool.peer(spec);
-        InetAddress local = tool.local(spec, device, peer);
-        if (peer != null) peer = DeviceOptions.peerFor(spec, local, peer, "-s");
-        Mtu mtu = device.mtu(null) != null ? device.mtu(null) : LocalAddress.activeMtu(local);
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try (Device dev = DeviceOptions.open(spec, device.config(spec, local).portMtu(mtu));
-             MetricsExport exported = device.exportMetrics(spec, dev)) {
-            try {
-                UcmatoseRun run = new UcmatoseRun(dev, mtu, tool, port, peer, out, err);
-                return tool.isClient() ? run.client() : run.server();
-            } finally {
-                out.flush();
-                device.report(err, dev);
-                device.printCounters(err, dev);
-            }
-        }
+        ToolOptions.Ends ends = tool.ends(spec, device);
+        return tool.run(spec, device, ends, port, UcmatoseRun::new);
     }
 }
