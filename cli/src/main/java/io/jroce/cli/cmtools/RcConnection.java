@@ -43,6 +43,7 @@ final class RcConnection extends ToolConnection {
     }
 
     /** All {@code count} receives, each the whole message size (they share one buffer: the content is not kept). */
+    @Override
     void postRecvs() {
         for (int i = 0; i < count; i++) qp.postRecv(new ReceiveWorkRequest(i, new Sge(recvMr.address(), size, recvMr.lkey())));
     }

@@ -45,6 +45,9 @@ abstract class ToolConnection implements AutoCloseable {
         }
     }
 
+    /** Posts all {@code count} receives: before the REQ (or SIDR_REQ) is sent or answered, as the C tools do. */
+    abstract void postRecvs();
+
     /** Deregisters the buffers, after the tool has destroyed its QP (the id is the run's to destroy). */
     final void deregister() {
         if (sendMr != null) sendMr.deregister();

@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * The options both connection-manager test tools share, named as in librdmacm's examples (-s, -b, -c, -C, -S, -f,
@@ -82,7 +84,7 @@ public final class ToolOptions {
         if (count < 0 || count > MAX_COUNT) usage(spec, "invalid -C " + count + ": must be 0.." + MAX_COUNT);
         if (size > Integer.MAX_VALUE) usage(spec, "invalid -S " + size + ": at most " + Integer.MAX_VALUE + " bytes");
         if (format != null) {
-            String f = format.toLowerCase(java.util.Locale.ROOT);
+            String f = format.toLowerCase(Locale.ROOT);
             if (f.startsWith("gid")) usage(spec, "-f gid: InfiniBand GIDs as addresses are not offered; give an IP address");
             if (!f.startsWith("ip") && !f.startsWith("name")) usage(spec, "invalid -f " + format + ": ip or name");
         }
@@ -96,6 +98,26 @@ public final class ToolOptions {
             if (t != 0) usage(spec, "-t " + tos + ": our device sends traffic class 0 only");
         }
         if (timeout.compareTo(Duration.ofDays(1)) > 0) usage(spec, "invalid --timeout " + Converters.seconds(timeout) + ": at most 86400 s");
+    }
+
+    /**
+     * {@link #check(CommandSpec)}, then the tool's rdma_cm port (given as {@code portOption}) and -P, which must name
+     * {@code space}, the one port space the tool offers ("tcp", "udp").
+     */
+    void check(CommandSpec spec, int port, String portOption, String portSpace, String space) {
+        check(spec);
+        if (port < 1 || port > 65535) usage(spec, "invalid " + portOption + " " + port + ": must be 1..65535");
+        if (portSpace != null && !portSpace.toLowerCase(Locale.ROOT).startsWith(space)) {
+            usage(spec, "-P " + portSpace + ": only the " + space.toUpperCase(Locale.ROOT) + " port space (" + space + ") is offered");
+        }
+    }
+
+    /** The device options' help as both tools word it; {@code mtuDefault} says what --mtu defaults to. */
+    static Map<String, String> deviceHelp(String mtuDefault) {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: " + mtuDefault,
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
     }
 
     /** Messages each way per connection: none when -S is 0, as the C tools do. */

@@ -3,8 +3,10 @@ package io.jroce.cli.cmtools;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.WorkCompletion;
+import io.jroce.endpoint.cm.CmConnParam;
 import io.jroce.endpoint.cm.CmEvent;
 import io.jroce.endpoint.cm.CmId;
+import io.jroce.endpoint.cm.CmPortSpace;
 import io.jroce.wire.IpText;
 
 import java.io.IOException;
@@ -34,10 +36,19 @@ abstract class ToolRun<C extends ToolConnection> {
     final List<C> conns = new ArrayList<>();
     final WorkCompletion[] wcs = new WorkCompletion[8];
     private final String name;
+    private final NewConnection<C> newConnection;
+
+    /** How a tool makes one of its connections (the connection's constructor). */
+    @FunctionalInterface
+    interface NewConnection<C> {
+        C create(int index, CmId id, Device dev, int count, int size);
+    }
 
     /** {@code name}: the tool's name as its lines start ("cmatose", "udaddy"). */
-    ToolRun(String name, Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err) {
+    ToolRun(String name, NewConnection<C> newConnection, Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer,
+            PrintWriter out, PrintWriter err) {
         this.name = name;
+        this.newConnection = newConnection;
         this.dev = dev;
         this.mtu = mtu;
         this.o = o;
@@ -82,6 +93,23 @@ abstract class ToolRun<C extends ToolConnection> {
             }
         }
         return finish();
+    }
+
+    /** A new connection on {@code id}, the next index, its receives posted. */
+    final C add(CmId id) {
+        C c = newConnection.create(conns.size(), id, dev, messages, (int) o.size);
+        conns.add(c);
+        c.postRecvs();
+        return c;
+    }
+
+    /** Client: {@code -c} ids in port space {@code ps}, each with its connection, connecting to the server at once. */
+    final void openAll(CmRun run, CmPortSpace ps, CmConnParam param) {
+        for (int i = 0; i < o.connections; i++) {
+            CmId id = run.newId(ps);
+            add(id);
+            id.connect(peer, port, param);
+        }
     }
 
     /** A connect phase's line when --timeout ran out: {@code left} connections still unsettled, after {@code wait}. */

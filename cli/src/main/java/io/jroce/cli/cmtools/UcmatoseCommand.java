@@ -1,6 +1,7 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.HelpOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
 import picocli.CommandLine.Command;
@@ -38,11 +39,8 @@ public final class UcmatoseCommand implements Callable<Integer>, OptionHelp {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
-    boolean help;
-
-    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
-    boolean version;
+    @Mixin
+    HelpOptions help = new HelpOptions();
 
     @Mixin
     ToolOptions tool = new ToolOptions();
@@ -59,20 +57,13 @@ public final class UcmatoseCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Map<String, String> optionHelp() {
-        return Map.of(
-                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
-                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
-                        + "the connection manager agrees on the smaller of both sides'.",
-                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+        return ToolOptions.deviceHelp("the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
+                + "the connection manager agrees on the smaller of both sides'.");
     }
 
     @Override
     public Integer call() throws Exception {
-        tool.check(spec);
-        if (port < 1 || port > 65535) ToolOptions.usage(spec, "invalid -p " + port + ": must be 1..65535");
-        if (portSpace != null && !portSpace.toLowerCase(java.util.Locale.ROOT).startsWith("tcp")) {
-            ToolOptions.usage(spec, "-P " + portSpace + ": only the TCP port space (tcp) is offered");
-        }
+        tool.check(spec, port, "-p", portSpace, "tcp");
         long bytes = 2L * tool.connections * (tool.messages() > 0 ? tool.size : 0);
         if (bytes > Limits.BUFFER_BYTES) {
             ToolOptions.usage(spec, "-c " + tool.connections + " connections of two " + tool.size + "-byte buffers take " + bytes

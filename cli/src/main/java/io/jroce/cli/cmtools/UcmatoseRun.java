@@ -24,7 +24,7 @@ import java.net.InetAddress;
  */
 final class UcmatoseRun extends ToolRun<RcConnection> {
     UcmatoseRun(Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err) {
-        super("cmatose", dev, mtu, o, port, peer, out, err);
+        super("cmatose", RcConnection::new, dev, mtu, o, port, peer, out, err);
     }
 
     /** cmatose.c's connect parameters: responder resources and initiator depth 1, retry count 5, the rest 0. */
@@ -60,13 +60,7 @@ final class UcmatoseRun extends ToolRun<RcConnection> {
     @Override
     void connect(CmRun run) throws IOException, InterruptedException {
         line("cmatose: connecting");
-        for (int i = 0; i < o.connections; i++) {
-            CmId id = run.newId(CmPortSpace.TCP);
-            RcConnection c = new RcConnection(i, id, dev, messages, (int) o.size);
-            conns.add(c);
-            c.postRecvs();
-            id.connect(peer, port, connParam());
-        }
+        openAll(run, CmPortSpace.TCP, connParam());
         connectAll(run);
         if (!failures.any() && messages > 0) {
             line("receiving data transfers");
@@ -94,9 +88,7 @@ final class UcmatoseRun extends ToolRun<RcConnection> {
                 id.reject(null);
                 return false;
             }
-            RcConnection c = new RcConnection(conns.size(), id, dev, messages, (int) o.size);
-            conns.add(c);
-            c.postRecvs();
+            add(id);
             id.accept(CmConnParam.defaults()); // rdma_accept(id, NULL)
             return false;
         }, (left, wait) -> {

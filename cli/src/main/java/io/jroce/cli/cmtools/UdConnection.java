@@ -52,6 +52,7 @@ final class UdConnection extends ToolConnection {
     }
 
     /** Every receive, each with its own slot (so the GRH of the first one is still there when the reply is made). */
+    @Override
     void postRecvs() {
         for (int i = 0; i < count; i++) {
             qp.postRecv(new ReceiveWorkRequest(i, new Sge(recvMr.address() + (long) i * (size + GRH_BYTES), size + GRH_BYTES, recvMr.lkey())));

@@ -1,6 +1,7 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.HelpOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
 import picocli.CommandLine.Command;
@@ -9,7 +10,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -40,11 +40,8 @@ public final class UdaddyCommand implements Callable<Integer>, OptionHelp {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
-    boolean help;
-
-    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
-    boolean version;
+    @Mixin
+    HelpOptions help = new HelpOptions();
 
     @Mixin
     ToolOptions tool = new ToolOptions();
@@ -65,20 +62,13 @@ public final class UdaddyCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Map<String, String> optionHelp() {
-        return Map.of(
-                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
-                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe's active MTU); "
-                        + "the largest message -S allows.",
-                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+        return ToolOptions.deviceHelp("the interface's MTU less the RoCE headers (as rdma_rxe's active MTU); "
+                + "the largest message -S allows.");
     }
 
     @Override
     public Integer call() throws Exception {
-        tool.check(spec);
-        if (port < 1 || port > 65535) ToolOptions.usage(spec, "invalid --port " + port + ": must be 1..65535");
-        if (portSpace != null && !portSpace.toLowerCase(Locale.ROOT).startsWith("udp")) {
-            ToolOptions.usage(spec, "-P " + portSpace + ": only the UDP port space (udp) is offered");
-        }
+        tool.check(spec, port, "--port", portSpace, "udp");
         if (portSpaceNumber != null && decode(portSpaceNumber) != 0x0111) {
             ToolOptions.usage(spec, "-p " + portSpaceNumber + ": only the UDP port space (0x0111) is offered; the port is --port");
         }

@@ -21,7 +21,7 @@ import java.net.InetAddress;
  */
 final class UdaddyRun extends ToolRun<UdConnection> {
     UdaddyRun(Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err) {
-        super("udaddy", dev, mtu, o, port, peer, out, err);
+        super("udaddy", UdConnection::new, dev, mtu, o, port, peer, out, err);
     }
 
     @Override
@@ -45,13 +45,7 @@ final class UdaddyRun extends ToolRun<UdConnection> {
     @Override
     void connect(CmRun run) throws IOException, InterruptedException {
         line("udaddy: connecting");
-        for (int i = 0; i < o.connections; i++) {
-            CmId id = run.newId(CmPortSpace.UDP);
-            UdConnection c = new UdConnection(i, id, dev, messages, (int) o.size);
-            conns.add(c);
-            c.postRecvs();
-            id.connect(peer, port, CmConnParam.defaults()); // the SIDR_REQ, without private data
-        }
+        openAll(run, CmPortSpace.UDP, CmConnParam.defaults()); // the SIDR_REQs, without private data
         resolveAll(run);
         if (!failures.any() && messages > 0) {
             line("initiating data transfers");
@@ -67,9 +61,7 @@ final class UdaddyRun extends ToolRun<UdConnection> {
         settle(run, e -> {
             if (e.type() != CmEventType.CONNECT_REQUEST) return false;
             CmId id = run.track(e.id());
-            UdConnection c = new UdConnection(conns.size(), id, dev, messages, (int) o.size);
-            conns.add(c);
-            c.postRecvs();
+            UdConnection c = add(id);
             id.accept(CmConnParam.defaults()); // the SIDR_REP: our QPN and Q_Key
             c.connected = true;
             return true;

@@ -2,6 +2,7 @@ package io.jroce.cli.rping;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.HelpOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
 import io.jroce.cli.conn.CmAgents;
@@ -50,11 +51,8 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
     CommandSpec spec;
 
     // rping's -V is validate, so -V is not --version here
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
-    boolean help;
-
-    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
-    boolean version;
+    @Mixin
+    HelpOptions help = new HelpOptions();
 
     @Option(names = "-s", description = "Server side.")
     boolean server;
