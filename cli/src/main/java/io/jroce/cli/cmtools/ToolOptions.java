@@ -19,7 +19,7 @@ import java.util.Map;
 
 /**
  * The options both connection-manager test tools share, named as in librdmacm's examples (-s, -b, -c, -C, -S, -f,
- * -t), and how they turn into our device's address and the peer's.
+ * -t), how they turn into our device's address and the peer's, and the run of either tool on our device.
  */
 public final class ToolOptions {
     /** At most this many connections: each has its own queue pair, completion queues and buffers. */
