@@ -26,32 +26,35 @@ class CmExitIT {
 
     @Test
     void aServerStoppedWithSigtermDisconnectsItsClient() throws Exception {
-        try (Jroce.Run server = Jroce.start(work, "rping", "-s", "-a", SERVER, "-p", "7181", "-S", "64");
-             Jroce.Run client = Jroce.start(work, "rping", "-c", "-a", SERVER, "--bind", CLIENT, "-p", "7181", "-S", "64", "-C", "0",
-                     "-v", "--timeout", "30")) {
-            awaitPings(client, 5);
-            server.process.destroy(); // SIGTERM
-            assertTrue(server.process.waitFor(10, TimeUnit.SECONDS), "the server did not exit on SIGTERM");
-            long t0 = System.nanoTime();
-            assertEquals(0, client.await(30), client.describe());
-            double s = (System.nanoTime() - t0) / 1e9;
-            assertTrue(s < DISCONNECT_SECONDS, "the client took " + s + " s to see the disconnect: " + client.describe());
-            assertTrue(client.err().contains("the server disconnected"), client.describe());
-        }
+        stopOneSideWithSigterm(7181, true);
     }
 
     @Test
     void aClientStoppedWithSigtermDisconnectsFromItsServer() throws Exception {
-        try (Jroce.Run server = Jroce.start(work, "rping", "-s", "-a", SERVER, "-p", "7182", "-S", "64");
-             Jroce.Run client = Jroce.start(work, "rping", "-c", "-a", SERVER, "--bind", CLIENT, "-p", "7182", "-S", "64", "-C", "0",
+        stopOneSideWithSigterm(7182, false);
+    }
+
+    /**
+     * An rping server and client on {@code port}; once the client has pinged, the server ({@code stopServer}) or the
+     * client gets SIGTERM, and the other side must exit 0 within {@link #DISCONNECT_SECONDS}.
+     */
+    private void stopOneSideWithSigterm(int port, boolean stopServer) throws Exception {
+        String p = Integer.toString(port);
+        try (Jroce.Run server = Jroce.start(work, "rping", "-s", "-a", SERVER, "-p", p, "-S", "64");
+             Jroce.Run client = Jroce.start(work, "rping", "-c", "-a", SERVER, "--bind", CLIENT, "-p", p, "-S", "64", "-C", "0",
                      "-v", "--timeout", "30")) {
             awaitPings(client, 5);
-            client.process.destroy(); // SIGTERM
-            assertTrue(client.process.waitFor(10, TimeUnit.SECONDS), "the client did not exit on SIGTERM");
+            Jroce.Run stopped = stopServer ? server : client;
+            Jroce.Run other = stopServer ? client : server;
+            String stoppedName = stopServer ? "server" : "client";
+            String otherName = stopServer ? "client" : "server";
+            stopped.process.destroy(); // SIGTERM
+            assertTrue(stopped.process.waitFor(10, TimeUnit.SECONDS), "the " + stoppedName + " did not exit on SIGTERM");
             long t0 = System.nanoTime();
-            assertEquals(0, server.await(30), server.describe());
+            assertEquals(0, other.await(30), other.describe());
             double s = (System.nanoTime() - t0) / 1e9;
-            assertTrue(s < DISCONNECT_SECONDS, "the server took " + s + " s to see the disconnect: " + server.describe());
+            assertTrue(s < DISCONNECT_SECONDS, "the " + otherName + " took " + s + " s to see the disconnect: " + other.describe());
+            if (stopServer) assertTrue(client.err().contains("the server disconnected"), client.describe());
         }
     }
 

@@ -7,7 +7,6 @@ import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.cm.CmAgent;
 import io.jroce.endpoint.cm.CmEvent;
 import io.jroce.endpoint.cm.CmEventChannel;
-import io.jroce.endpoint.cm.CmEventType;
 import io.jroce.endpoint.cm.CmId;
 import io.jroce.endpoint.cm.CmPortSpace;
 import io.jroce.wire.IpText;
@@ -57,17 +56,12 @@ final class CmRun implements AutoCloseable {
         return channel.getEvent(SLICE);
     }
 
-    /** librdmacm's rdma_event_str. */
-    static String eventName(CmEventType t) {
-        return "RDMA_CM_EVENT_" + t.name();
-    }
-
     /**
      * The C tools' line for an event that ends a connection attempt ("event: RDMA_CM_EVENT_REJECTED, error: 8"), with
      * what it means in words.
      */
     static String errorLine(CmEvent e, InetAddress peer, int port) {
-        return "event: " + eventName(e.type()) + ", error: " + e.status() + " (" + meaning(e, peer, port) + ")";
+        return "event: " + CmAgents.eventName(e.type()) + ", error: " + e.status() + " (" + meaning(e, peer, port) + ")";
     }
 
     private static String meaning(CmEvent e, InetAddress peer, int port) {
@@ -100,15 +94,6 @@ final class CmRun implements AutoCloseable {
     /** Destroys every id (newest first), then lets the releases finish before the agent closes. */
     @Override
     public void close() throws InterruptedException {
-        for (int i = ids.size() - 1; i >= 0; i--) {
-            try {
-                ids.get(i).close();
-            } catch (RuntimeException ignored) {
-                // closing anyway
-            }
-        }
-        channel.close();
-        agent.awaitReleased(RELEASE_WAIT);
-        agent.close();
+        CmAgents.close(agent, channel, ids, RELEASE_WAIT);
     }
 }

@@ -1,11 +1,8 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.Converters;
-import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
-import io.jroce.endpoint.MemoryRegion;
-import io.jroce.endpoint.ProtectionDomain;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.ReceiveWorkRequest;
@@ -16,7 +13,6 @@ import io.jroce.endpoint.WorkCompletion;
 import io.jroce.endpoint.WrOpcode;
 import io.jroce.endpoint.cm.CmId;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -26,19 +22,10 @@ import java.util.concurrent.TimeUnit;
  * {@code count} receives posted before the connection is accepted or requested, and {@code count} SENDs of the
  * message size when its turn comes.
  */
-final class RcConnection implements AutoCloseable {
-    final int index;
-    final CmId id;
-    final int count;
-    private final int size;
-    private final ProtectionDomain pd;
+final class RcConnection extends ToolConnection {
     final CompletionQueue sendCq;
     final CompletionQueue recvCq;
     final QueuePair qp;
-    private final MemoryRegion sendMr;
-    private final MemoryRegion recvMr;
-    /** ESTABLISHED came (and no failure since). */
-    boolean connected;
     /** DISCONNECTED came. */
     boolean disconnected;
     /** Completions polled so far: successful sends, sends flushed, successful receives. */
@@ -47,28 +34,16 @@ final class RcConnection implements AutoCloseable {
     int recvsDone;
 
     RcConnection(int index, CmId id, Device dev, int count, int size) {
-        this.index = index;
-        this.id = id;
-        this.count = count;
-        this.size = size;
-        this.pd = dev.allocPd();
+        super(index, id, dev, count, size, size, 'a');
         int depth = Math.max(1, count);
         this.sendCq = dev.createCq(depth);
         this.recvCq = dev.createCq(depth);
         this.qp = id.createQp(pd, new QpInitAttr(sendCq, recvCq).maxSendWr(depth).maxRecvWr(depth).maxSendSge(1).maxRecvSge(1)
                 .maxInlineData(0).sqSigAll(true));
-        if (count > 0) {
-            sendMr = pd.allocateAndRegister(size, 0);
-            recvMr = pd.allocateAndRegister(size, Access.LOCAL_WRITE);
-            ByteBuffer b = sendMr.buffer();
-            for (int i = 0; i < size; i++) b.put(i, (byte) ('a' + (index + i) % 26)); // any content: nobody checks it
-        } else {
-            sendMr = null;
-            recvMr = null;
-        }
     }
 
     /** All {@code count} receives, each the whole message size (they share one buffer: the content is not kept). */
+    @Override
     void postRecvs() {
         for (int i = 0; i < count; i++) qp.postRecv(new ReceiveWorkRequest(i, new Sge(recvMr.address(), size, recvMr.lkey())));
     }
@@ -150,7 +125,6 @@ final class RcConnection implements AutoCloseable {
     @Override
     public void close() {
         qp.destroy();
-        if (sendMr != null) sendMr.deregister();
-        if (recvMr != null) recvMr.deregister();
+        deregister();
     }
 }

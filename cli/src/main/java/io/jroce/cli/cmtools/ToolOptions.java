@@ -2,17 +2,24 @@ package io.jroce.cli.cmtools;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.conn.LocalAddress;
+import io.jroce.cli.metrics.MetricsExport;
+import io.jroce.endpoint.Device;
+import io.jroce.endpoint.Mtu;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * The options both connection-manager test tools share, named as in librdmacm's examples (-s, -b, -c, -C, -S, -f,
- * -t), and how they turn into our device's address and the peer's.
+ * -t), how they turn into our device's address and the peer's, and the run of either tool on our device.
  */
 public final class ToolOptions {
     /** At most this many connections: each has its own queue pair, completion queues and buffers. */
@@ -77,7 +84,7 @@ public final class ToolOptions {
         if (count < 0 || count > MAX_COUNT) usage(spec, "invalid -C " + count + ": must be 0.." + MAX_COUNT);
         if (size > Integer.MAX_VALUE) usage(spec, "invalid -S " + size + ": at most " + Integer.MAX_VALUE + " bytes");
         if (format != null) {
-            String f = format.toLowerCase(java.util.Locale.ROOT);
+            String f = format.toLowerCase(Locale.ROOT);
             if (f.startsWith("gid")) usage(spec, "-f gid: InfiniBand GIDs as addresses are not offered; give an IP address");
             if (!f.startsWith("ip") && !f.startsWith("name")) usage(spec, "invalid -f " + format + ": ip or name");
         }
@@ -91,6 +98,26 @@ public final class ToolOptions {
             if (t != 0) usage(spec, "-t " + tos + ": our device sends traffic class 0 only");
         }
         if (timeout.compareTo(Duration.ofDays(1)) > 0) usage(spec, "invalid --timeout " + Converters.seconds(timeout) + ": at most 86400 s");
+    }
+
+    /**
+     * {@link #check(CommandSpec)}, then the tool's rdma_cm port (given as {@code portOption}) and -P, which must name
+     * {@code space}, the one port space the tool offers ("tcp", "udp").
+     */
+    void check(CommandSpec spec, int port, String portOption, String portSpace, String space) {
+        check(spec);
+        if (port < 1 || port > 65535) usage(spec, "invalid " + portOption + " " + port + ": must be 1..65535");
+        if (portSpace != null && !portSpace.toLowerCase(Locale.ROOT).startsWith(space)) {
+            usage(spec, "-P " + portSpace + ": only the " + space.toUpperCase(Locale.ROOT) + " port space (" + space + ") is offered");
+        }
+    }
+
+    /** The device options' help as both tools word it; {@code mtuDefault} says what --mtu defaults to. */
+    static Map<String, String> deviceHelp(String mtuDefault) {
+        return Map.of(
+                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
+                "--mtu", DeviceOptions.MTU_HELP + " Default: " + mtuDefault,
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
     }
 
     /** Messages each way per connection: none when -S is 0, as the C tools do. */
@@ -119,6 +146,45 @@ public final class ToolOptions {
     /** The server's address as our device at {@code local} reaches it (client only). */
     InetAddress peer(CommandSpec spec) {
         return server == null ? null : DeviceOptions.address(spec, server, "-s");
+    }
+
+    /** Our device's address, the server's as our device reaches it (client only), and the path MTU. */
+    record Ends(InetAddress local, InetAddress peer, Mtu mtu) {
+    }
+
+    /** Where this side runs: {@link #local}, {@link #peer}, and --mtu or else the interface's active MTU. */
+    Ends ends(CommandSpec spec, DeviceOptions device) throws IOException {
+        InetAddress peer = peer(spec);
+        InetAddress local = local(spec, device, peer);
+        if (peer != null) peer = DeviceOptions.peerFor(spec, local, peer, "-s");
+        Mtu mtu = device.mtu(null) != null ? device.mtu(null) : LocalAddress.activeMtu(local);
+        return new Ends(local, peer, mtu);
+    }
+
+    /** How a tool makes its run (the run's constructor). */
+    @FunctionalInterface
+    interface RunFactory {
+        ToolRun<?> create(Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err);
+    }
+
+    /**
+     * Opens our device at {@code ends}, runs the tool's server or client (-s) on rdma_cm port {@code port}, then
+     * reports the device and its counters on stderr; the run's exit status.
+     */
+    int run(CommandSpec spec, DeviceOptions device, Ends ends, int port, RunFactory tool) throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, ends.local()).portMtu(ends.mtu()));
+             MetricsExport exported = device.exportMetrics(spec, dev)) {
+            try {
+                ToolRun<?> run = tool.create(dev, ends.mtu(), this, port, ends.peer(), out, err);
+                return isClient() ? run.client() : run.server();
+            } finally {
+                out.flush();
+                device.report(err, dev);
+                device.printCounters(err, dev);
+            }
+        }
     }
 
     static void usage(CommandSpec spec, String message) {

@@ -1,20 +1,15 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.HelpOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
-import io.jroce.cli.conn.LocalAddress;
-import io.jroce.cli.metrics.MetricsExport;
-import io.jroce.endpoint.Device;
-import io.jroce.endpoint.Mtu;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -44,11 +39,8 @@ public final class UcmatoseCommand implements Callable<Integer>, OptionHelp {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
-    boolean help;
-
-    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
-    boolean version;
+    @Mixin
+    HelpOptions help = new HelpOptions();
 
     @Mixin
     ToolOptions tool = new ToolOptions();
@@ -65,41 +57,19 @@ public final class UcmatoseCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Map<String, String> optionHelp() {
-        return Map.of(
-                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
-                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
-                        + "the connection manager agrees on the smaller of both sides'.",
-                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+        return ToolOptions.deviceHelp("the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
+                + "the connection manager agrees on the smaller of both sides'.");
     }
 
     @Override
     public Integer call() throws Exception {
-        tool.check(spec);
-        if (port < 1 || port > 65535) ToolOptions.usage(spec, "invalid -p " + port + ": must be 1..65535");
-        if (portSpace != null && !portSpace.toLowerCase(java.util.Locale.ROOT).startsWith("tcp")) {
-            ToolOptions.usage(spec, "-P " + portSpace + ": only the TCP port space (tcp) is offered");
-        }
+        tool.check(spec, port, "-p", portSpace, "tcp");
         long bytes = 2L * tool.connections * (tool.messages() > 0 ? tool.size : 0);
         if (bytes > Limits.BUFFER_BYTES) {
             ToolOptions.usage(spec, "-c " + tool.connections + " connections of two " + tool.size + "-byte buffers take " + bytes
                     + " bytes, more than the " + Limits.BUFFER_BYTES + " allowed");
         }
-        InetAddress peer = tool.peer(spec);
-        InetAddress local = tool.local(spec, device, peer);
-        if (peer != null) peer = DeviceOptions.peerFor(spec, local, peer, "-s");
-        Mtu mtu = device.mtu(null) != null ? device.mtu(null) : LocalAddress.activeMtu(local);
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try (Device dev = DeviceOptions.open(spec, device.config(spec, local).portMtu(mtu));
-             MetricsExport exported = device.exportMetrics(spec, dev)) {
-            try {
-                UcmatoseRun run = new UcmatoseRun(dev, mtu, tool, port, peer, out, err);
-                return tool.isClient() ? run.client() : run.server();
-            } finally {
-                out.flush();
-                device.report(err, dev);
-                device.printCounters(err, dev);
-            }
-        }
+        ToolOptions.Ends ends = tool.ends(spec, device);
+        return tool.run(spec, device, ends, port, UcmatoseRun::new);
     }
 }

@@ -3,18 +3,15 @@ package io.jroce.cli.cmtools;
 import io.jroce.cli.Converters;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.Mtu;
-import io.jroce.endpoint.WorkCompletion;
 import io.jroce.endpoint.cm.CmConnParam;
 import io.jroce.endpoint.cm.CmEvent;
+import io.jroce.endpoint.cm.CmEventType;
 import io.jroce.endpoint.cm.CmId;
 import io.jroce.endpoint.cm.CmPortSpace;
 
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The phases of rdma-core's {@code ucmatose} (librdmacm/examples/cmatose.c) over jroce's connection manager, both
@@ -25,31 +22,9 @@ import java.util.List;
  * {@code -C} messages on each, send as many back, then answer the server's disconnect. The lines on stdout are
  * cmatose's; what failed goes to stderr, one line per cause.
  */
-final class UcmatoseRun {
-    private static final String NAME = "cmatose";
-
-    private final Device dev;
-    private final Mtu mtu;
-    private final ToolOptions o;
-    private final int port;
-    private final InetAddress peer;
-    private final PrintWriter out;
-    private final PrintWriter err;
-    private final int messages;
-    private final Failures failures = new Failures(NAME);
-    private final List<RcConnection> conns = new ArrayList<>();
-    private final WorkCompletion[] wcs = new WorkCompletion[8];
-
+final class UcmatoseRun extends ToolRun<RcConnection> {
     UcmatoseRun(Device dev, Mtu mtu, ToolOptions o, int port, InetAddress peer, PrintWriter out, PrintWriter err) {
-        this.dev = dev;
-        this.mtu = mtu;
-        this.o = o;
-        this.port = port;
-        this.peer = peer;
-        this.out = out;
-        this.err = err;
-        this.messages = o.messages();
-        for (int i = 0; i < wcs.length; i++) wcs[i] = new WorkCompletion();
+        super("cmatose", RcConnection::new, dev, mtu, o, port, peer, out, err);
     }
 
     /** cmatose.c's connect parameters: responder resources and initiator depth 1, retry count 5, the rest 0. */
@@ -57,130 +32,74 @@ final class UcmatoseRun {
         return CmConnParam.defaults().responderResources(1).initiatorDepth(1).retryCount(5).rnrRetryCount(0);
     }
 
-    /** The server's run; its exit status. */
-    int server() throws IOException, InterruptedException {
-        line("cmatose: starting server");
-        try (CmRun run = new CmRun(dev, mtu)) {
-            try {
-                CmId listen = run.newId(CmPortSpace.TCP);
-                listen.bind(port);
-                listen.listen(0); // as cmatose.c: the kernel's default backlog
-                acceptAll(run);
-                if (!failures.any() && messages > 0) {
-                    line("initiating data transfers");
-                    for (RcConnection c : conns) if (c.connected) c.postSends();
-                    line("completing sends");
-                    for (RcConnection c : conns) if (c.connected && !failures.any()) fail(c, c.awaitSends(wcs, o.idle()));
-                    if (!failures.any()) {
-                        line("receiving data transfers");
-                        for (RcConnection c : conns) if (c.connected && !failures.any()) fail(c, c.awaitRecvs(wcs, o.idle()));
-                    }
-                    if (!failures.any()) line("data transfers complete");
-                }
-                line("cmatose: disconnecting");
-                for (RcConnection c : conns) {
-                    if (c.connected && !c.disconnected) disconnect(c);
-                }
-                awaitDisconnects(run, false);
-                if (!failures.any()) line("disconnected");
-            } finally {
-                closeAll();
+    @Override
+    void serve(CmRun run) throws IOException, InterruptedException {
+        CmId listen = run.newId(CmPortSpace.TCP);
+        listen.bind(port);
+        listen.listen(0); // as cmatose.c: the kernel's default backlog
+        acceptAll(run);
+        if (!failures.any() && messages > 0) {
+            line("initiating data transfers");
+            for (RcConnection c : conns) if (c.connected) c.postSends();
+            line("completing sends");
+            for (RcConnection c : conns) if (c.connected && !failures.any()) fail(c, c.awaitSends(wcs, o.idle()));
+            if (!failures.any()) {
+                line("receiving data transfers");
+                for (RcConnection c : conns) if (c.connected && !failures.any()) fail(c, c.awaitRecvs(wcs, o.idle()));
             }
+            if (!failures.any()) line("data transfers complete");
         }
-        return finish();
+        line("cmatose: disconnecting");
+        for (RcConnection c : conns) {
+            if (c.connected && !c.disconnected) disconnect(c);
+        }
+        awaitDisconnects(run, false);
+        if (!failures.any()) line("disconnected");
     }
 
-    /** The client's run; its exit status. */
-    int client() throws IOException, InterruptedException {
-        line("cmatose: starting client");
-        try (CmRun run = new CmRun(dev, mtu)) {
-            try {
-                line("cmatose: connecting");
-                for (int i = 0; i < o.connections; i++) {
-                    CmId id = run.newId(CmPortSpace.TCP);
-                    RcConnection c = new RcConnection(i, id, dev, messages, (int) o.size);
-                    conns.add(c);
-                    c.postRecvs();
-                    id.connect(peer, port, connParam());
-                }
-                connectAll(run);
-                if (!failures.any() && messages > 0) {
-                    line("receiving data transfers");
-                    for (RcConnection c : conns) if (!failures.any()) fail(c, c.awaitRecvs(wcs, o.idle()));
-                    if (!failures.any()) {
-                        line("sending replies");
-                        for (RcConnection c : conns) c.postSends();
-                        line("data transfers complete");
-                    }
-                }
-                if (failures.any()) {
-                    // cmatose.c would wait for the server's disconnect; a failed run ends its connections itself
-                    for (RcConnection c : conns) if (c.connected && !c.disconnected) disconnect(c);
-                }
-                awaitDisconnects(run, true);
-            } finally {
-                closeAll();
+    @Override
+    void connect(CmRun run) throws IOException, InterruptedException {
+        line("cmatose: connecting");
+        openAll(run, CmPortSpace.TCP, connParam());
+        connectAll(run);
+        if (!failures.any() && messages > 0) {
+            line("receiving data transfers");
+            for (RcConnection c : conns) if (!failures.any()) fail(c, c.awaitRecvs(wcs, o.idle()));
+            if (!failures.any()) {
+                line("sending replies");
+                for (RcConnection c : conns) c.postSends();
+                line("data transfers complete");
             }
         }
-        return finish();
+        if (failures.any()) {
+            // cmatose.c would wait for the server's disconnect; a failed run ends its connections itself
+            for (RcConnection c : conns) if (c.connected && !c.disconnected) disconnect(c);
+        }
+        awaitDisconnects(run, true);
     }
 
     /** Server: CONNECT_REQUESTs until {@code -c} connections are up or have failed. */
     private void acceptAll(CmRun run) throws InterruptedException {
-        int left = o.connections;
-        long last = System.nanoTime();
-        Duration wait = o.connectWait();
-        while (left > 0) {
-            CmEvent e = run.next();
-            if (e == null) {
-                if (wait != null && System.nanoTime() - last > wait.toNanos()) {
-                    int up = (int) conns.stream().filter(c -> c.connected).count();
-                    failures.add(-1, CmRun.timeoutLine(o.connections - up, o.connections, "not established", wait));
-                    return;
-                }
-                continue;
+        settle(run, e -> {
+            if (e.type() != CmEventType.CONNECT_REQUEST) return settled(e);
+            CmId id = run.track(e.id());
+            if (conns.size() == o.connections) {
+                err.println("cmatose: failing connection request");
+                id.reject(null);
+                return false;
             }
-            last = System.nanoTime();
-            switch (e.type()) {
-                case CONNECT_REQUEST -> {
-                    CmId id = run.track(e.id());
-                    if (conns.size() == o.connections) {
-                        err.println("cmatose: failing connection request");
-                        id.reject(null);
-                        continue;
-                    }
-                    RcConnection c = new RcConnection(conns.size(), id, dev, messages, (int) o.size);
-                    conns.add(c);
-                    c.postRecvs();
-                    id.accept(CmConnParam.defaults()); // rdma_accept(id, NULL)
-                }
-                case ESTABLISHED, REJECTED, UNREACHABLE, CONNECT_ERROR, DISCONNECTED -> {
-                    if (settled(e)) left--;
-                }
-                default -> {
-                }
-            }
-        }
+            add(id);
+            id.accept(CmConnParam.defaults()); // rdma_accept(id, NULL)
+            return false;
+        }, (left, wait) -> {
+            int up = (int) conns.stream().filter(c -> c.connected).count();
+            return CmRun.timeoutLine(o.connections - up, o.connections, "not established", wait);
+        });
     }
 
     /** Client: events until every connection is up or has failed. */
     private void connectAll(CmRun run) throws InterruptedException {
-        int left = o.connections;
-        long last = System.nanoTime();
-        Duration wait = o.connectWait();
-        while (left > 0) {
-            CmEvent e = run.next();
-            if (e == null) {
-                if (wait != null && System.nanoTime() - last > wait.toNanos()) {
-                    failures.add(-1, "no answer from " + io.jroce.wire.IpText.of(peer) + " port " + port + ": "
-                            + CmRun.timeoutLine(left, o.connections, "unanswered", wait));
-                    return;
-                }
-                continue;
-            }
-            last = System.nanoTime();
-            if (settled(e)) left--;
-        }
+        settle(run, this::settled, this::unanswered);
     }
 
     /** An event that settles a connection's set-up (up or failed): true the first time for that connection. */
@@ -267,38 +186,5 @@ final class UcmatoseRun {
         } catch (IllegalStateException ignored) {
             // already released
         }
-    }
-
-    private RcConnection of(CmId id) {
-        for (RcConnection c : conns) if (c.id == id) return c;
-        return null;
-    }
-
-    private void fail(RcConnection c, String why) {
-        if (why != null) failures.add(c.index, why);
-    }
-
-    private void line(String s) {
-        out.println(s);
-        out.flush();
-    }
-
-    private void closeAll() {
-        for (RcConnection c : conns) {
-            try {
-                c.close();
-            } catch (RuntimeException ignored) {
-                // closing anyway
-            }
-        }
-    }
-
-    /** cmatose.c's last lines; the failures first, on stderr. */
-    private int finish() {
-        int status = failures.any() ? 1 : 0;
-        failures.print(err, o.connections);
-        line("test complete");
-        line("return status " + status);
-        return status;
     }
 }

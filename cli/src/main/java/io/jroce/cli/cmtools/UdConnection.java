@@ -1,12 +1,9 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.Converters;
-import io.jroce.endpoint.Access;
 import io.jroce.endpoint.AddressHandle;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
-import io.jroce.endpoint.MemoryRegion;
-import io.jroce.endpoint.ProtectionDomain;
 import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QpType;
 import io.jroce.endpoint.QueuePair;
@@ -29,54 +26,33 @@ import java.util.concurrent.TimeUnit;
  * sent or answered; and where this side's messages go (address handle, QPN, Q_Key), from the SIDR_REP (client) or
  * from the first message received (server).
  */
-final class UdConnection implements AutoCloseable {
+final class UdConnection extends ToolConnection {
     /** The GRH area at the head of every UD receive buffer (IBA 11.4.1.2). */
     static final int GRH_BYTES = 40;
     /** Work request IDs: receives are 0..count-1, sends this bit and their index (a failed completion has no opcode). */
     private static final long SEND_WR = 1L << 32;
 
-    final int index;
-    final CmId id;
-    final int count;
-    private final int size;
-    private final ProtectionDomain pd;
     private final CompletionQueue cq;
     final QueuePair qp;
-    private final MemoryRegion sendMr;
-    private final MemoryRegion recvMr;
     /** Where the sends go: set by {@link #sendTo} or by the first receive ({@link #await} with replyTo). */
     private AddressHandle ah;
     private int remoteQpn;
     private int remoteQkey;
-    /** Accepted (server) or resolved by the SIDR_REP (client). */
-    boolean connected;
     /** Client: the SIDR_REQ was answered, either way. */
     boolean settled;
     int recvsDone;
     int sendsDone;
 
     UdConnection(int index, CmId id, Device dev, int count, int size) {
-        this.index = index;
-        this.id = id;
-        this.count = count;
-        this.size = size;
-        this.pd = dev.allocPd();
+        super(index, id, dev, count, size, count * (size + GRH_BYTES), 'A');
         int depth = Math.max(1, count);
         this.cq = dev.createCq(2 * depth);
         this.qp = id.createQp(pd, new QpInitAttr(cq).qpType(QpType.UD).maxSendWr(depth).maxRecvWr(depth).maxSendSge(1)
                 .maxRecvSge(1).maxInlineData(0));
-        if (count > 0) {
-            sendMr = pd.allocateAndRegister(size, 0);
-            recvMr = pd.allocateAndRegister(count * (size + GRH_BYTES), Access.LOCAL_WRITE);
-            ByteBuffer b = sendMr.buffer();
-            for (int i = 0; i < size; i++) b.put(i, (byte) ('A' + (index + i) % 26)); // any content: nobody checks it
-        } else {
-            sendMr = null;
-            recvMr = null;
-        }
     }
 
     /** Every receive, each with its own slot (so the GRH of the first one is still there when the reply is made). */
+    @Override
     void postRecvs() {
         for (int i = 0; i < count; i++) {
             qp.postRecv(new ReceiveWorkRequest(i, new Sge(recvMr.address() + (long) i * (size + GRH_BYTES), size + GRH_BYTES, recvMr.lkey())));
@@ -147,7 +123,6 @@ final class UdConnection implements AutoCloseable {
     public void close() {
         if (ah != null && id.udParam() == null) ah.destroy(); // the SIDR_REP's belongs to the id
         qp.destroy();
-        if (sendMr != null) sendMr.deregister();
-        if (recvMr != null) recvMr.deregister();
+        deregister();
     }
 }

@@ -1,21 +1,15 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.HelpOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
-import io.jroce.cli.conn.LocalAddress;
-import io.jroce.cli.metrics.MetricsExport;
-import io.jroce.endpoint.Device;
-import io.jroce.endpoint.Mtu;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.net.InetAddress;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -46,11 +40,8 @@ public final class UdaddyCommand implements Callable<Integer>, OptionHelp {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
-    boolean help;
-
-    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
-    boolean version;
+    @Mixin
+    HelpOptions help = new HelpOptions();
 
     @Mixin
     ToolOptions tool = new ToolOptions();
@@ -71,30 +62,20 @@ public final class UdaddyCommand implements Callable<Integer>, OptionHelp {
 
     @Override
     public Map<String, String> optionHelp() {
-        return Map.of(
-                "--bind", DeviceOptions.BIND_HELP + " The same as -b.",
-                "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe's active MTU); "
-                        + "the largest message -S allows.",
-                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+        return ToolOptions.deviceHelp("the interface's MTU less the RoCE headers (as rdma_rxe's active MTU); "
+                + "the largest message -S allows.");
     }
 
     @Override
     public Integer call() throws Exception {
-        tool.check(spec);
-        if (port < 1 || port > 65535) ToolOptions.usage(spec, "invalid --port " + port + ": must be 1..65535");
-        if (portSpace != null && !portSpace.toLowerCase(Locale.ROOT).startsWith("udp")) {
-            ToolOptions.usage(spec, "-P " + portSpace + ": only the UDP port space (udp) is offered");
-        }
+        tool.check(spec, port, "--port", portSpace, "udp");
         if (portSpaceNumber != null && decode(portSpaceNumber) != 0x0111) {
             ToolOptions.usage(spec, "-p " + portSpaceNumber + ": only the UDP port space (0x0111) is offered; the port is --port");
         }
-        InetAddress peer = tool.peer(spec);
-        InetAddress local = tool.local(spec, device, peer);
-        if (peer != null) peer = DeviceOptions.peerFor(spec, local, peer, "-s");
-        Mtu mtu = device.mtu(null) != null ? device.mtu(null) : LocalAddress.activeMtu(local);
-        if (tool.messages() > 0 && tool.size > mtu.bytes()) {
+        ToolOptions.Ends ends = tool.ends(spec, device);
+        if (tool.messages() > 0 && tool.size > ends.mtu().bytes()) {
             // udaddy.c verify_test_params
-            ToolOptions.usage(spec, "message_size " + tool.size + " is larger than active mtu " + mtu.bytes()
+            ToolOptions.usage(spec, "message_size " + tool.size + " is larger than active mtu " + ends.mtu().bytes()
                     + " (a UD message is one packet; see --mtu)");
         }
         long bytes = (long) tool.connections * tool.messages() * (tool.size + UdConnection.GRH_BYTES);
@@ -102,19 +83,7 @@ public final class UdaddyCommand implements Callable<Integer>, OptionHelp {
             ToolOptions.usage(spec, "-c " + tool.connections + " x -C " + tool.count + " receive buffers of " + (tool.size + UdConnection.GRH_BYTES)
                     + " bytes take " + bytes + " bytes, more than the " + Limits.BUFFER_BYTES + " allowed");
         }
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try (Device dev = DeviceOptions.open(spec, device.config(spec, local).portMtu(mtu));
-             MetricsExport exported = device.exportMetrics(spec, dev)) {
-            try {
-                UdaddyRun run = new UdaddyRun(dev, mtu, tool, port, peer, out, err);
-                return tool.isClient() ? run.client() : run.server();
-            } finally {
-                out.flush();
-                device.report(err, dev);
-                device.printCounters(err, dev);
-            }
-        }
+        return tool.run(spec, device, ends, port, UdaddyRun::new);
     }
 
     private static long decode(String s) {

@@ -93,18 +93,18 @@ final class CmCases {
                     byte[] mad = CmMads.req(fresh(base, tid, 1, CmaHeader.serviceId(CmaHeader.PS_TCP, 0), base.peerGid(), base.dst()));
                     return answer(p, mad, tid, 1);
                 }));
-        cs.add(c("cm.req.foreign-gid", Case.CM, "REQ whose primary path names, as the peer's GID, one the peer does not have",
+        cs.add(listener(FOREIGN_GID, "REQ whose primary path names, as the peer's GID, one the peer does not have",
                 "IBTA 12.6.7 REJ, Table 109 reason 12 (invalid GID; the ARI holds a GID of the port)",
                 CM_C + "cm_req_handler (cm_init_av_by_path fails: IB_CM_REJ_INVALID_GID with the port's GID at index 0)",
-                List.of("REJ-12; ari=16"), p -> listenerCase(p, FOREIGN_GID)));
-        cs.add(c("cm.req.foreign-address", Case.CM, "REQ whose rdma_cm header names a destination address the listener is not bound to",
+                "REJ-12; ari=16"));
+        cs.add(listener(FOREIGN_ADDRESS, "REQ whose rdma_cm header names a destination address the listener is not bound to",
                 "IBTA Annex A11 (RDMA IP CM Service: the REQ's private data names the destination IP address)",
                 CMA_C + "cma_ib_req_handler (cma_ib_id_from_event finds no listener for it; cm.c cm_destroy_id: REJ 28)",
-                List.of("REJ-28"), p -> listenerCase(p, FOREIGN_ADDRESS)));
-        cs.add(c("cm.req.bad-cma-version", Case.CM, "REQ whose rdma_cm header has version 1 (rdma_cm knows 0)",
+                "REJ-28"));
+        cs.add(listener(BAD_CMA_VERSION, "REQ whose rdma_cm header has version 1 (rdma_cm knows 0)",
                 "IBTA Annex A11 (the IP CM header's version; a listener refuses one it does not know)",
                 CMA_C + "cma_save_ip_info / cma_ib_req_handler (cma_version != CMA_VERSION; cm.c cm_destroy_id: REJ 28)",
-                List.of("REJ-28"), p -> listenerCase(p, BAD_CMA_VERSION)));
+                "REJ-28"));
         cs.add(c("cm.mad.classportinfo", Case.CM, "a Get of the CM class's ClassPortInfo",
                 "IBTA 13.4.7 MAD status, 13.4.8.1 ClassPortInfo (a GetResp: the attribute, or status 0x000C when unsupported)",
                 MAD_C + "ib_mad_recv_done (no agent takes a CM Get: generate_unmatched_resp)",
@@ -117,10 +117,10 @@ final class CmCases {
         cs.add(c("cm.mad.unknown-attribute", Case.CM, "a CM Send of attribute 0x007F, which no CM message has",
                 "IBTA 13.4.6 (a Send is not answered); 12.6 (CM attributes)", CM_C + "cm_recv_handler (unknown attribute: dropped)",
                 List.of("none"), p -> get(p, MadHeader.MGMT_CLASS_CM, MadHeader.CM_CLASS_VERSION, MadHeader.METHOD_SEND, 0x007F, 0)));
-        cs.add(c("cm.sidr.tcp-listener", Case.CM, "SIDR_REQ for the service ID of the TCP-port-space listener",
+        cs.add(listener(SIDR_TCP, "SIDR_REQ for the service ID of the TCP-port-space listener",
                 "IBTA 12.11 SIDR (SIDR_REP status 2: rejected, no QPN)",
                 CM_C + "cm_sidr_req_handler; " + CMA_C + "cma_ib_req_handler (an RC listener refuses a UD request: IB_SIDR_REJECT)",
-                List.of("SIDR_REP-2; qpn=0"), p -> listenerCase(p, SIDR_TCP)));
+                "SIDR_REP-2; qpn=0"));
         cs.add(c("cm.dreq.unknown", Case.CM, "DREQ naming comm IDs of no connection",
                 "IBTA 12.9 (a DREQ for a connection the CM does not know is answered with DREP, so the sender need not time out)",
                 CM_C + "cm_dreq_handler (no cm_id: cm_issue_drep)", List.of("DREP"), p -> {
@@ -160,6 +160,11 @@ final class CmCases {
                     return Case.Outcome.of(CmMads.words(k.gsi.collect(p.timeoutNanos(), 1, Gsi.tid(tid)), k.dreq));
                 }));
         return cs;
+    }
+
+    /** A case that needs the peer's listener ({@link #LISTENER_CASES}): one REQ or SIDR_REQ, one expected answer. */
+    private static Case listener(String id, String title, String section, String rxe, String expected) {
+        return c(id, Case.CM, title, section, rxe, List.of(expected), p -> listenerCase(p, id));
     }
 
     /**

@@ -56,22 +56,14 @@ final class Gsi {
     List<byte[]> collect(long nanos, int enough, Predicate<byte[]> want) throws IOException {
         List<byte[]> out = new ArrayList<>();
         long deadline = System.nanoTime() + nanos;
-        try {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) break;
-                RawPort.Datagram d = port.poll(left);
-                if (d == null) break;
-                byte[] mad = decode(d);
-                if (mad == null) continue;
-                answered = true;
-                if (!want.test(mad)) continue;
-                out.add(mad);
-                if (enough > 0 && out.size() >= enough) break;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted");
+        RawPort.Datagram d;
+        while ((d = port.pollUntil(deadline)) != null) {
+            byte[] mad = decode(d);
+            if (mad == null) continue;
+            answered = true;
+            if (!want.test(mad)) continue;
+            out.add(mad);
+            if (enough > 0 && out.size() >= enough) break;
         }
         return out;
     }

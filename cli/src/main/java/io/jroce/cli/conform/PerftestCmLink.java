@@ -3,11 +3,9 @@ package io.jroce.cli.conform;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
 import io.jroce.cli.conn.PerftestHandshake.Test;
-import io.jroce.endpoint.Gid;
 import io.jroce.endpoint.Mtu;
 import io.jroce.wire.IpText;
 import io.jroce.wire.Psn;
-import io.jroce.wire.mad.CmaHeader;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -28,39 +26,25 @@ import java.util.concurrent.ThreadLocalRandom;
  * closing syncs and releases both connections (test QP first, as perftest's {@code rdma_cm_disconnect_nodes}), so
  * the server ends normally. What the buffer grants follows the test, as {@link PerftestLink} says.
  */
-final class PerftestCmLink implements PeerLink {
-    private final RawPort raw;
-    private final InetAddress host;
-    private final InetAddress roce;
-    private final int port;
-    private final int rocePort;
-    private final Duration timeout;
+final class PerftestCmLink extends CmPeerLink {
     private final Test test;
     private final long regionLength;
-    private final long waitNanos;
     private PerftestHandshake hs;
     private Keys mine;
     private CmConnection exchange;
     private CmConnection conn;
-    private boolean first = true;
 
     PerftestCmLink(RawPort raw, InetAddress host, InetAddress roce, int port, int rocePort, Duration timeout, Test test, long regionLength,
                    long waitNanos) {
-        this.raw = raw;
-        this.host = host;
-        this.roce = roce;
-        this.port = port;
-        this.rocePort = rocePort;
-        this.timeout = timeout;
+        super(raw, host, roce, port, rocePort, timeout, waitNanos);
         this.test = test;
         this.regionLength = regionLength;
-        this.waitNanos = waitNanos;
     }
 
     @Override
     public Target open(Local local) throws IOException {
         close();
-        InetSocketAddress peer = new InetSocketAddress(roce, rocePort);
+        InetSocketAddress peer = peer();
         Gsi gsi = new Gsi(raw, peer);
         int mtuEnum = Mtu.ofBytes(local.mtu()).ibvEnum();
         // the exchange QP: a QPN of its own beside the test QP's, its own first PSN
@@ -71,13 +55,7 @@ final class PerftestCmLink implements PeerLink {
         RawQpChannel ch = new RawQpChannel(raw, peer, xQpn, exchange.peerQpn, exchange.peerStartingPsn(), xPsn,
                 IpText.of(host) + " rdma_cm port " + port, timeout);
         hs = PerftestHandshake.overQp(ch, true);
-        PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE,
-                Mtu.ofBytes(local.mtu()));
-        if (pre.mtu().bytes() != local.mtu()) {
-            throw new IOException("the perftest server at " + IpText.of(host) + " uses path MTU " + pre.mtu().bytes() + ": give conform --mtu "
-                    + pre.mtu().bytes());
-        }
-        mine = new Keys(0, 16, local.qpn(), local.psn(), 0, 0, local.gid(), 0);
+        mine = PerftestLink.preamble(hs, local, host);
         boolean holdRtu = first;
         List<Keys> remote = hs.setUp(test, List.of(mine), () -> {
             CmMads.Req testReq = req(local, local.qpn(), local.psn(), mtuEnum, 255);
@@ -91,21 +69,8 @@ final class PerftestCmLink implements PeerLink {
         first = false;
         hs.beforeTraffic(test, mine);
         Keys k = remote.get(0);
-        int access = switch (test) {
-            case WRITE_BW, WRITE_LAT -> Target.Access.WRITE;
-            case READ_BW, READ_LAT -> Target.Access.READ;
-            case ATOMIC_BW, ATOMIC_LAT -> Target.Access.ATOMIC;
-            default -> 0;
-        };
-        return new Target(peer, conn.peerQpn, local.mtu(), new Target.Region(k.va(), k.rkey(), regionLength), null, access, test.isSend(),
-                null, conn);
-    }
-
-    /** A REQ as perftest's client sends through rdma_cm, for one of our QPs; {@code resources} as both values. */
-    private CmMads.Req req(Local local, int qpn, int psn, int mtuEnum, int resources) {
-        return new CmMads.Req(ThreadLocalRandom.current().nextLong() & 0x7FFFFFFF00000000L, CmConnection.newCommId(),
-                ThreadLocalRandom.current().nextLong(), CmaHeader.serviceId(CmaHeader.PS_TCP, port), qpn, psn, mtuEnum, resources, resources,
-                local.gid(), Gid.of(roce), 32768 + ThreadLocalRandom.current().nextInt(28000), raw.local().getAddress(), host);
+        return new Target(peer, conn.peerQpn, local.mtu(), new Target.Region(k.va(), k.rkey(), regionLength), null,
+                PerftestLink.access(test), test.isSend(), null, conn);
     }
 
     @Override
@@ -129,15 +94,6 @@ final class PerftestCmLink implements PeerLink {
             release(exchange);
             conn = null;
             exchange = null;
-        }
-    }
-
-    private void release(CmConnection c) {
-        if (c == null || c.released) return;
-        try {
-            c.release(waitNanos);
-        } catch (IOException e) {
-            // the port is closing: the peer's CM ends the connection on its own timeout
         }
     }
 }

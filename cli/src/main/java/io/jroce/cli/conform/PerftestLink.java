@@ -44,24 +44,36 @@ final class PerftestLink implements PeerLink {
         close();
         hs = PerftestHandshake.connect(host, port, null, timeout);
         hs.socket().timeout(timeout);
+        mine = preamble(hs, local, host);
+        List<Keys> remote = hs.setUp(test, List.of(mine), r -> { });
+        hs.beforeTraffic(test, mine);
+        Keys k = remote.get(0);
+        return new Target(new InetSocketAddress(k.gid().toInetAddress(), rocePort), k.qpn(), local.mtu(),
+                new Target.Region(k.va(), k.rkey(), regionLength), null, access(test), test.isSend(), null, null);
+    }
+
+    /**
+     * perftest's preamble as its client (versions, sys data, the MTU: it must be ours), then our keys: the QP under
+     * test, its first PSN and GID, no buffer of ours.
+     */
+    static Keys preamble(PerftestHandshake hs, Local local, InetAddress host) throws IOException {
         PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE,
                 Mtu.ofBytes(local.mtu()));
         if (pre.mtu().bytes() != local.mtu()) {
             throw new IOException("the perftest server at " + IpText.of(host) + " uses path MTU " + pre.mtu().bytes() + ": give conform --mtu "
                     + pre.mtu().bytes());
         }
-        mine = new Keys(0, 16, local.qpn(), local.psn(), 0, 0, local.gid(), 0);
-        List<Keys> remote = hs.setUp(test, List.of(mine), r -> { });
-        hs.beforeTraffic(test, mine);
-        Keys k = remote.get(0);
-        int access = switch (test) {
+        return new Keys(0, 16, local.qpn(), local.psn(), 0, 0, local.gid(), 0);
+    }
+
+    /** What the server's buffer grants for its test (perftest ctx_init). */
+    static int access(Test test) {
+        return switch (test) {
             case WRITE_BW, WRITE_LAT -> Target.Access.WRITE;
             case READ_BW, READ_LAT -> Target.Access.READ;
             case ATOMIC_BW, ATOMIC_LAT -> Target.Access.ATOMIC;
             default -> 0;
         };
-        return new Target(new InetSocketAddress(k.gid().toInetAddress(), rocePort), k.qpn(), local.mtu(),
-                new Target.Region(k.va(), k.rkey(), regionLength), null, access, test.isSend(), null, null);
     }
 
     @Override

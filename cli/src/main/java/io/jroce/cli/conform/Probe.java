@@ -124,31 +124,23 @@ final class Probe {
         List<Reply> out = new ArrayList<>();
         long deadline = System.nanoTime() + timeoutNanos;
         boolean lingering = false;
-        try {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) break;
-                RawPort.Datagram d = port.poll(left);
-                if (d == null) break;
-                if (!d.from().getAddress().equals(target.roce().getAddress())) continue;
-                Reply r = Reply.decode(d.bytes(), d.from(), port.local(), local.qpn());
-                if (r == null) continue;
-                if (r.request()) {
-                    peerRequests++;
-                    acknowledge(r);
-                    continue;
-                }
-                out.add(r);
-                // an RNR NAK or a sequence error NAK names the PSN the peer waits for: where resync starts
-                if (r.kind().equals("RNR") || r.kind().equals("NAK-SEQ")) waitsAt = r.psn();
-                if (!lingering && want > 0 && out.size() >= want) {
-                    lingering = true;
-                    deadline = System.nanoTime() + lingerNanos;
-                }
+        RawPort.Datagram d;
+        while ((d = port.pollUntil(deadline)) != null) {
+            if (!d.from().getAddress().equals(target.roce().getAddress())) continue;
+            Reply r = Reply.decode(d.bytes(), d.from(), port.local(), local.qpn());
+            if (r == null) continue;
+            if (r.request()) {
+                peerRequests++;
+                acknowledge(r);
+                continue;
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted");
+            out.add(r);
+            // an RNR NAK or a sequence error NAK names the PSN the peer waits for: where resync starts
+            if (r.kind().equals("RNR") || r.kind().equals("NAK-SEQ")) waitsAt = r.psn();
+            if (!lingering && want > 0 && out.size() >= want) {
+                lingering = true;
+                deadline = System.nanoTime() + lingerNanos;
+            }
         }
         return out;
     }

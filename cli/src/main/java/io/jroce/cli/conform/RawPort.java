@@ -133,6 +133,21 @@ final class RawPort implements Closeable {
         return captureFailed;
     }
 
+    /**
+     * The next datagram that arrives before {@code deadline} ({@link System#nanoTime}), or null once it has passed;
+     * an interrupt ends the wait as an IOException.
+     */
+    Datagram pollUntil(long deadline) throws IOException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) return null;
+        try {
+            return poll(left);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted");
+        }
+    }
+
     /** The next datagram within {@code nanos}, or null. */
     Datagram poll(long nanos) throws InterruptedException {
         return nanos <= 0 ? inbox.poll() : inbox.poll(nanos, TimeUnit.NANOSECONDS);

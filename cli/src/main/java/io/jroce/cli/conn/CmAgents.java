@@ -4,8 +4,13 @@ import io.jroce.endpoint.Device;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.cm.CmAgent;
 import io.jroce.endpoint.cm.CmConfig;
+import io.jroce.endpoint.cm.CmEventChannel;
+import io.jroce.endpoint.cm.CmEventType;
+import io.jroce.endpoint.cm.CmId;
 
 import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -38,6 +43,29 @@ public final class CmAgents {
         Factory old = factory;
         factory = Objects.requireNonNull(f, "factory");
         return old;
+    }
+
+    /**
+     * The end of a command's connection manager: destroys {@code ids} (newest first), closes the channel, then lets
+     * released connections finish their timewait for up to {@code releaseWait} before the agent closes, as the
+     * kernel's CM outlives the process that made them (a peer's DREQ repeated in timewait still gets its DREP).
+     */
+    public static void close(CmAgent agent, CmEventChannel channel, List<CmId> ids, Duration releaseWait) throws InterruptedException {
+        for (int i = ids.size() - 1; i >= 0; i--) {
+            try {
+                ids.get(i).close();
+            } catch (RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+        channel.close();
+        agent.awaitReleased(releaseWait);
+        agent.close();
+    }
+
+    /** librdmacm's rdma_event_str. */
+    public static String eventName(CmEventType t) {
+        return "RDMA_CM_EVENT_" + t.name();
     }
 
     private static CmAgent overGsi(Device dev, CmConfig config) {

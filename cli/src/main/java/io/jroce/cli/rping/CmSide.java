@@ -155,7 +155,7 @@ final class CmSide implements AutoCloseable {
 
     private void log(CmEvent e) {
         if (debug) {
-            err.println("cma_event type " + RpingCommand.eventName(e.type()) + " " + e.id());
+            err.println("cma_event type " + CmAgents.eventName(e.type()) + " " + e.id());
             err.flush();
         }
     }
@@ -164,16 +164,7 @@ final class CmSide implements AutoCloseable {
     public void close() throws InterruptedException {
         closing = true;
         if (watcher != null) watcher.join(1000);
-        for (int i = ids.size() - 1; i >= 0; i--) {
-            try {
-                ids.get(i).close();
-            } catch (RuntimeException ignored) {
-                // closing anyway
-            }
-        }
-        channel.close();
         // the kernel's CM outlives rping: a peer's DREQ repeated in timewait still gets its DREP after rping exits
-        agent.awaitReleased(RELEASE_WAIT);
-        agent.close();
+        CmAgents.close(agent, channel, ids, RELEASE_WAIT);
     }
 }

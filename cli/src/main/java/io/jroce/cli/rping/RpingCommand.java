@@ -2,8 +2,10 @@ package io.jroce.cli.rping;
 
 import io.jroce.cli.Converters;
 import io.jroce.cli.DeviceOptions;
+import io.jroce.cli.HelpOptions;
 import io.jroce.cli.Main;
 import io.jroce.cli.OptionHelp;
+import io.jroce.cli.conn.CmAgents;
 import io.jroce.cli.conn.LocalAddress;
 import io.jroce.cli.metrics.MetricsExport;
 import io.jroce.endpoint.Device;
@@ -11,7 +13,6 @@ import io.jroce.endpoint.JroceExtensions;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.cm.CmConnParam;
 import io.jroce.endpoint.cm.CmEvent;
-import io.jroce.endpoint.cm.CmEventType;
 import io.jroce.endpoint.cm.CmId;
 import io.jroce.wire.IpText;
 import picocli.CommandLine.Command;
@@ -50,11 +51,8 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
     CommandSpec spec;
 
     // rping's -V is validate, so -V is not --version here
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
-    boolean help;
-
-    @Option(names = "--version", versionHelp = true, description = "Print version information and exit.")
-    boolean version;
+    @Mixin
+    HelpOptions help = new HelpOptions();
 
     @Option(names = "-s", description = "Server side.")
     boolean server;
@@ -234,13 +232,8 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
         throw new ParameterException(spec.commandLine(), message);
     }
 
-    /** rping's name for an event type ({@code rdma_event_str}). */
-    static String eventName(CmEventType t) {
-        return "RDMA_CM_EVENT_" + t.name();
-    }
-
     /** rping's line for an error event: "cma event RDMA_CM_EVENT_REJECTED, error 8". */
     static String errorLine(CmEvent e) {
-        return "cma event " + eventName(e.type()) + ", error " + e.status();
+        return "cma event " + CmAgents.eventName(e.type()) + ", error " + e.status();
     }
 }

@@ -19,14 +19,12 @@ class UcmatoseCommandTest {
 
     @Test
     void fourConnectionsAtOnceEachWithTenMessagesBothWays() throws Exception {
-        Launch server = Launch.start("cmatose: starting server",
-                "ucmatose", "-b", "127.0.65.1", "-p", "46501", "-c", "4", "-C", "10", "--timeout", "30");
-        assertTrue(server.awaitLine(T));
-        Cli.Result client = client("ucmatose", "-s", "127.0.65.1", "-b", "127.0.65.2", "-p", "46501", "-c", "4", "-C", "10",
-                "--timeout", "30", "--counters");
-        Cli.Result sr = server.result(T);
-        assertEquals(0, client.exit(), client.out() + client.err() + "\nserver:\n" + sr.out() + sr.err());
-        assertEquals(0, sr.exit(), sr.out() + sr.err());
+        Pair run = serverThenClient("cmatose: starting server",
+                args("ucmatose", "-b", "127.0.65.1", "-p", "46501", "-c", "4", "-C", "10", "--timeout", "30"),
+                "ucmatose", "-s", "127.0.65.1", "-b", "127.0.65.2", "-p", "46501", "-c", "4", "-C", "10",
+                "--timeout", "30", "--counters").succeeded();
+        Cli.Result client = run.client();
+        Cli.Result sr = run.server();
         assertEquals(List.of("cmatose: starting server", "initiating data transfers", "completing sends", "receiving data transfers",
                 "data transfers complete", "cmatose: disconnecting", "disconnected", "test complete", "return status 0"), sr.outLines());
         assertEquals(List.of("cmatose: starting client", "cmatose: connecting", "receiving data transfers", "sending replies",
@@ -40,12 +38,11 @@ class UcmatoseCommandTest {
 
     @Test
     void withoutMessagesTheConnectionsOnlyComeUpAndGoDown() throws Exception {
-        Launch server = Launch.start("cmatose: starting server", "ucmatose", "-b", "127.0.65.13", "-p", "46504", "-c", "3", "-C", "0", "--timeout", "30");
-        assertTrue(server.awaitLine(T));
-        Cli.Result client = client("ucmatose", "-s", "127.0.65.13", "-b", "127.0.65.14", "-p", "46504", "-c", "3", "-S", "0", "--timeout", "30");
-        Cli.Result sr = server.result(T);
-        assertEquals(0, client.exit(), client.out() + client.err() + "\nserver:\n" + sr.out() + sr.err());
-        assertEquals(0, sr.exit(), sr.out() + sr.err());
+        Pair run = serverThenClient("cmatose: starting server",
+                args("ucmatose", "-b", "127.0.65.13", "-p", "46504", "-c", "3", "-C", "0", "--timeout", "30"),
+                "ucmatose", "-s", "127.0.65.13", "-b", "127.0.65.14", "-p", "46504", "-c", "3", "-S", "0", "--timeout", "30").succeeded();
+        Cli.Result client = run.client();
+        Cli.Result sr = run.server();
         assertEquals(List.of("cmatose: starting server", "cmatose: disconnecting", "disconnected", "test complete", "return status 0"),
                 sr.outLines());
         assertEquals(List.of("cmatose: starting client", "cmatose: connecting", "test complete", "return status 0"), client.outLines());
@@ -53,27 +50,21 @@ class UcmatoseCommandTest {
 
     @Test
     void largerMessagesOverSeveralPackets() throws Exception {
-        Launch server = Launch.start("cmatose: starting server",
-                "ucmatose", "-b", "127.0.65.11", "--port", "46502", "-c", "2", "-C", "3", "-S", "10000", "--mtu", "1024", "--timeout", "30");
-        assertTrue(server.awaitLine(T));
-        Cli.Result client = client("ucmatose", "-s", "127.0.65.11", "--bind", "127.0.65.12", "-p", "46502", "-c", "2", "-C", "3",
+        Pair run = serverThenClient("cmatose: starting server",
+                args("ucmatose", "-b", "127.0.65.11", "--port", "46502", "-c", "2", "-C", "3", "-S", "10000", "--mtu", "1024", "--timeout", "30"),
+                "ucmatose", "-s", "127.0.65.11", "--bind", "127.0.65.12", "-p", "46502", "-c", "2", "-C", "3",
                 "-S", "10000", "--timeout", "30");
-        Cli.Result sr = server.result(T);
+        Cli.Result client = run.client();
+        Cli.Result sr = run.server();
         assertEquals(0, client.exit(), client.out() + client.err());
         assertEquals(0, sr.exit(), sr.out() + sr.err());
     }
 
     @Test
     void noListenerIsOneRejectLineAndExit1() throws Exception {
-        // a device with a connection manager but nothing listening on the port
-        try (Device dev = Device.open(new DeviceConfig(InetAddress.getByName("127.0.65.5")));
-             CmAgent agent = CmAgent.open(dev)) {
-            Cli.Result r = Cli.run("ucmatose", "-s", "127.0.65.5", "-b", "127.0.65.6", "-p", "46503", "-c", "4", "--timeout", "30");
-            assertEquals(1, r.exit(), r.out() + r.err());
-            assertEquals(List.of("cmatose: event: RDMA_CM_EVENT_REJECTED, error: 8 (REJ INVALID_SERVICE_ID: nothing listens on rdma_cm "
-                    + "port 46503 at 127.0.65.5) (all 4 connections)"), r.errLines());
-            assertEquals("return status 1", r.outLines().get(r.outLines().size() - 1), r.out());
-        }
+        noListener("127.0.65.5", "cmatose: event: RDMA_CM_EVENT_REJECTED, error: 8 (REJ INVALID_SERVICE_ID: nothing listens on rdma_cm "
+                + "port 46503 at 127.0.65.5) (all 4 connections)",
+                "ucmatose", "-s", "127.0.65.5", "-b", "127.0.65.6", "-p", "46503", "-c", "4", "--timeout", "30");
     }
 
     @Test
@@ -124,6 +115,42 @@ class UcmatoseCommandTest {
             if (!notListening) return r;
         }
         return r;
+    }
+
+    /** The results of one server and its client. */
+    record Pair(Cli.Result client, Cli.Result server) {
+        /** Both exited 0; the client's message shows the server's output too. */
+        Pair succeeded() {
+            assertEquals(0, client.exit(), client.out() + client.err() + "\nserver:\n" + server.out() + server.err());
+            assertEquals(0, server.exit(), server.out() + server.err());
+            return this;
+        }
+    }
+
+    /** Starts the server ({@code server}), runs the client once the server printed {@code started}, then awaits the server. */
+    static Pair serverThenClient(String started, String[] server, String... client) throws Exception {
+        Launch s = Launch.start(started, server);
+        assertTrue(s.awaitLine(T));
+        Cli.Result c = client(client);
+        return new Pair(c, s.result(T));
+    }
+
+    static String[] args(String... args) {
+        return args;
+    }
+
+    /**
+     * The client ({@code args}) against a device at {@code address} with a connection manager but nothing listening on
+     * the port: exit 1, {@code failure} the only line on stderr, "return status 1" the last on stdout.
+     */
+    static void noListener(String address, String failure, String... args) throws Exception {
+        try (Device dev = Device.open(new DeviceConfig(InetAddress.getByName(address)));
+             CmAgent agent = CmAgent.open(dev)) {
+            Cli.Result r = Cli.run(args);
+            assertEquals(1, r.exit(), r.out() + r.err());
+            assertEquals(List.of(failure), r.errLines());
+            assertEquals("return status 1", r.outLines().get(r.outLines().size() - 1), r.out());
+        }
     }
 
     static void usage(String expect, String... args) {

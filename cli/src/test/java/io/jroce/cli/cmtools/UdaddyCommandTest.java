@@ -1,34 +1,28 @@
 package io.jroce.cli.cmtools;
 
 import io.jroce.cli.Cli;
-import io.jroce.endpoint.Device;
-import io.jroce.endpoint.DeviceConfig;
-import io.jroce.endpoint.cm.CmAgent;
+import io.jroce.cli.cmtools.UcmatoseCommandTest.Pair;
 import org.junit.jupiter.api.Test;
 
-import java.net.InetAddress;
-import java.time.Duration;
 import java.util.List;
 
-import static io.jroce.cli.cmtools.UcmatoseCommandTest.client;
+import static io.jroce.cli.cmtools.UcmatoseCommandTest.args;
+import static io.jroce.cli.cmtools.UcmatoseCommandTest.noListener;
+import static io.jroce.cli.cmtools.UcmatoseCommandTest.serverThenClient;
 import static io.jroce.cli.cmtools.UcmatoseCommandTest.usage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code jroce udaddy} server and client, jroce to jroce, over the devices' QP 1 on loopback (127.0.65.0/24). */
 class UdaddyCommandTest {
-    private static final Duration T = Duration.ofSeconds(60);
-
     @Test
     void twoUdQpsResolvedBySidrEachWithTenMessagesBothWays() throws Exception {
-        Launch server = Launch.start("udaddy: starting server",
-                "udaddy", "-b", "127.0.65.101", "--port", "46540", "-c", "2", "--timeout", "30", "--counters");
-        assertTrue(server.awaitLine(T));
-        Cli.Result client = client("udaddy", "-s", "127.0.65.101", "-b", "127.0.65.102", "--port", "46540", "-c", "2",
-                "--timeout", "30", "--counters");
-        Cli.Result sr = server.result(T);
-        assertEquals(0, client.exit(), client.out() + client.err() + "\nserver:\n" + sr.out() + sr.err());
-        assertEquals(0, sr.exit(), sr.out() + sr.err());
+        Pair run = serverThenClient("udaddy: starting server",
+                args("udaddy", "-b", "127.0.65.101", "--port", "46540", "-c", "2", "--timeout", "30", "--counters"),
+                "udaddy", "-s", "127.0.65.101", "-b", "127.0.65.102", "--port", "46540", "-c", "2",
+                "--timeout", "30", "--counters").succeeded();
+        Cli.Result client = run.client();
+        Cli.Result sr = run.server();
         assertEquals(List.of("udaddy: starting server", "receiving data transfers", "sending replies", "data transfers complete",
                 "test complete", "return status 0"), sr.outLines());
         assertEquals(List.of("udaddy: starting client", "udaddy: connecting", "initiating data transfers", "receiving data transfers",
@@ -43,23 +37,19 @@ class UdaddyCommandTest {
 
     @Test
     void messagesAsLargeAsThePathMtu() throws Exception {
-        Launch server = Launch.start("udaddy: starting server",
-                "udaddy", "-b", "127.0.65.103", "--port", "46541", "-C", "4", "-S", "1024", "--mtu", "1024", "--timeout", "30");
-        assertTrue(server.awaitLine(T));
-        Cli.Result client = client("udaddy", "-s", "127.0.65.103", "--bind", "127.0.65.104", "--port", "46541", "-C", "4", "-S", "1k",
-                "--mtu", "1024", "-P", "udp", "-p", "0x0111", "--timeout", "30");
-        Cli.Result sr = server.result(T);
-        assertEquals(0, client.exit(), client.out() + client.err() + "\nserver:\n" + sr.out() + sr.err());
-        assertEquals(0, sr.exit(), sr.out() + sr.err());
+        serverThenClient("udaddy: starting server",
+                args("udaddy", "-b", "127.0.65.103", "--port", "46541", "-C", "4", "-S", "1024", "--mtu", "1024", "--timeout", "30"),
+                "udaddy", "-s", "127.0.65.103", "--bind", "127.0.65.104", "--port", "46541", "-C", "4", "-S", "1k",
+                "--mtu", "1024", "-P", "udp", "-p", "0x0111", "--timeout", "30").succeeded();
     }
 
     @Test
     void fewerMessagesThanExpectedEndAfterTimeoutWithoutProgress() throws Exception {
-        Launch server = Launch.start("udaddy: starting server",
-                "udaddy", "-b", "127.0.65.111", "--port", "46543", "-C", "10", "--timeout", "2");
-        assertTrue(server.awaitLine(T));
-        Cli.Result client = client("udaddy", "-s", "127.0.65.111", "-b", "127.0.65.112", "--port", "46543", "-C", "5", "--timeout", "2");
-        Cli.Result sr = server.result(T);
+        Pair run = serverThenClient("udaddy: starting server",
+                args("udaddy", "-b", "127.0.65.111", "--port", "46543", "-C", "10", "--timeout", "2"),
+                "udaddy", "-s", "127.0.65.111", "-b", "127.0.65.112", "--port", "46543", "-C", "5", "--timeout", "2");
+        Cli.Result client = run.client();
+        Cli.Result sr = run.server();
         assertEquals(1, sr.exit(), sr.out() + sr.err());
         assertEquals(List.of("udaddy: received 5 of 10 messages, then nothing for 2 s"), sr.errLines());
         assertEquals(1, client.exit(), client.out() + client.err());
@@ -68,14 +58,9 @@ class UdaddyCommandTest {
 
     @Test
     void noListenerIsOneUnreachableLineAndExit1() throws Exception {
-        try (Device dev = Device.open(new DeviceConfig(InetAddress.getByName("127.0.65.105")));
-             CmAgent agent = CmAgent.open(dev)) {
-            Cli.Result r = Cli.run("udaddy", "-s", "127.0.65.105", "-b", "127.0.65.106", "--port", "46542", "-c", "2", "--timeout", "30");
-            assertEquals(1, r.exit(), r.out() + r.err());
-            assertEquals(List.of("udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 1 (SIDR_REP status 1, service ID not supported: "
-                    + "nothing listens on UDP-port-space port 46542 at 127.0.65.105) (all 2 connections)"), r.errLines());
-            assertEquals("return status 1", r.outLines().get(r.outLines().size() - 1), r.out());
-        }
+        noListener("127.0.65.105", "udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 1 (SIDR_REP status 1, service ID not supported: "
+                + "nothing listens on UDP-port-space port 46542 at 127.0.65.105) (all 2 connections)",
+                "udaddy", "-s", "127.0.65.105", "-b", "127.0.65.106", "--port", "46542", "-c", "2", "--timeout", "30");
     }
 
     @Test
