@@ -8,8 +8,8 @@ import io.netty.buffer.ByteBuf;
  * (ePSN, ePSN + capacity), holding a copy of the whole datagram, so the packet can be executed later exactly
  * as if it had just arrived. Bounded: a packet further ahead than the window is refused (the caller drops and
  * counts it), and so is one that would take the bytes the transport's stores retain together past
- * {@link Transport#REORDER_RETAINED_MAX}. Slots are byte arrays reused across gaps until {@link #release};
- * nothing is reference counted.
+ * {@link Transport#REORDER_RETAINED_MAX}. Slots are byte arrays reused while a gap lasts; the responder
+ * {@link #release}s them when the store empties; nothing is reference counted.
  */
 final class ReorderBuffer {
     /** {@link #put}: stored, already held, refused for want of room. */

@@ -312,6 +312,9 @@ final class Responder {
         } finally {
             draining = false;
         }
+        // the gap closed: the slots' bytes go back to the device's budget, or a QP that once held a gap would keep its
+        // arrays for good and, across many QPs, the budget would be spent on stores that hold nothing
+        if (reorder.size() == 0) reorder.release();
         if (drained > 0 && acceptsRequests()) coalesceAck(Psn.add(ePsn, -1));
     }
 
