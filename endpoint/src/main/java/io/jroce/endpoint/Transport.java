@@ -165,6 +165,11 @@ final class Transport implements EngineContext {
     /** Bytes the stores retain now (event loop only). */
     private long reorderRetained;
 
+    /** Bytes the reorder stores of this shard keep now (loop only; tests). */
+    long reorderRetained() {
+        return call(() -> reorderRetained);
+    }
+
     @Override
     public boolean reserveReorderBytes(long bytes) {
         if (reorderRetained + bytes > REORDER_RETAINED_MAX) return false;

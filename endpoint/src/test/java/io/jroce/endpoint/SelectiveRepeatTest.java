@@ -53,6 +53,8 @@ class SelectiveRepeatTest {
             assertTrue(b.sacksSent >= 1 && b.sacksSent <= 29, "SACKs per receive burst, not per packet: " + b);
             assertTrue(b.duplicatesSeen <= a.probes, "the responder saw a packet twice only for a probe: " + b);
             assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
+            // the LAST was held as a copy while the gap lasted; once it closed, the store gave its bytes back
+            assertEquals(0, p.b.transport().reorderRetained(), "the reorder store keeps nothing after the gap closed");
         }
     }
 
