@@ -1,5 +1,6 @@
 package io.jroce.cli;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
 import io.jroce.cli.conform.ConformCommand;
 import io.jroce.cli.exec.ExecCommand;
 import io.jroce.cli.demo.DemoCommand;
@@ -75,14 +76,16 @@ public final class Main implements Callable<Integer> {
                 new FileOutputStream(FileDescriptor.out), Charset.defaultCharset()), 1 << 16), false);
         PrintWriter err = new PrintWriter(new OutputStreamWriter(
                 new FileOutputStream(FileDescriptor.err), Charset.defaultCharset()), true);
-        int code;
+        int[] code = new int[1];
         try {
-            code = commandLine(out, err).execute(args);
+            // main polls devices in the invoked mode: as a fast-thread-local thread, Netty recycles its per-packet
+            // objects on it (buffers, outbound entries) instead of making them anew (AgentMode.INVOKED)
+            FastThreadLocalThread.runWithFastThreadLocal(() -> code[0] = commandLine(out, err).execute(args));
         } finally {
             out.flush();
             err.flush();
         }
-        System.exit(code);
+        System.exit(code[0]);
     }
 
     /**

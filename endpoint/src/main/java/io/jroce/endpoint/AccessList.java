@@ -182,6 +182,43 @@ public final class AccessList {
         return false;
     }
 
+    /** Whether the IPv4 sender {@code addr} (big-endian int) is inside one of the networks; allocates nothing. */
+    boolean allows4(int addr) {
+        return prefixes.length == 0 || matches(0, V4_MAPPED_LO | (addr & 0xFFFF_FFFFL));
+    }
+
+    /** Whether the IPv6 sender of the 16 bytes {@code a} is inside one of the networks. */
+    boolean allows16(byte[] a) {
+        if (prefixes.length == 0) return true;
+        long[] w = words16(a);
+        return matches(w[0], w[1]);
+    }
+
+    /** {@link #admit} for an IPv4 sender given as a big-endian int: allocates nothing unless it refuses. */
+    boolean admit4(int addr, DeviceCounters counters) {
+        if (allows4(addr)) return true;
+        counters.drop(DropReason.NOT_ALLOWED);
+        byte[] b = {(byte) (addr >>> 24), (byte) (addr >>> 16), (byte) (addr >>> 8), (byte) addr};
+        refusedBytes(b);
+        return false;
+    }
+
+    /** {@link #admit} for an IPv6 sender given as its 16 bytes. */
+    boolean admit16(byte[] a, DeviceCounters counters) {
+        if (allows16(a)) return true;
+        counters.drop(DropReason.NOT_ALLOWED);
+        refusedBytes(a.clone());
+        return false;
+    }
+
+    private void refusedBytes(byte[] address) {
+        try {
+            refused(InetAddress.getByAddress(address), "RoCE datagrams", "counted as drop_not_allowed, ");
+        } catch (UnknownHostException e) {
+            // 4 or 16 bytes: cannot happen
+        }
+    }
+
     /**
      * Logs that {@code source} was refused ({@code what}: "RoCE datagrams", "a TCP connection"), unless it was
      * logged less than a minute ago. Thread-safe; callers refuse the source whatever this does.

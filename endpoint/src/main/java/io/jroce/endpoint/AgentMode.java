@@ -17,6 +17,12 @@ public enum AgentMode {
      * tasks inline and Aeron's {@code AgentInvoker}). While no application thread has run it for a millisecond, a
      * standby thread runs it instead, so timers, acknowledgements and the connection manager never stall; it
      * steps aside as soon as an application thread polls again.
+     *
+     * <p>Netty 4.2 pools its per-packet objects (pooled buffers, outbound entries) only on threads that clean up its
+     * fast thread-locals; on another thread it makes them anew, some 150 bytes of garbage per packet. A thread that
+     * polls a device in this mode should therefore be an {@code io.netty.util.concurrent.FastThreadLocalThread} or
+     * run its polling loop inside {@code FastThreadLocalThread.runWithFastThreadLocal(Runnable)} (the jroce command
+     * line does); the standby thread is one.
      */
     INVOKED
 }

@@ -6,6 +6,7 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.ManualIoEventLoop;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SingleThreadIoEventLoop;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.RejectedExecutionHandlers;
 import org.slf4j.Logger;
@@ -96,7 +97,8 @@ final class DeviceAgent {
             this.manual = new ManualIoEventLoop(null, factory);
             this.owner = ownerOf(manual);
             this.loop = manual;
-            this.standby = new Thread(this::standby, "jroce-standby-" + name);
+            // a FastThreadLocalThread, so that Netty recycles the buffers and entries of the cycles it runs
+            this.standby = new FastThreadLocalThread(this::standby, "jroce-standby-" + name);
             standby.setDaemon(true);
             standby.start();
         } else {
@@ -171,6 +173,11 @@ final class DeviceAgent {
 
     void schedule(Runnable r, long nanos) {
         loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs {@code r} every {@code nanos} (after the previous run ends) until the returned future is cancelled. */
+    io.netty.util.concurrent.ScheduledFuture<?> scheduleWithFixedDelay(Runnable r, long nanos) {
+        return loop.scheduleWithFixedDelay(r, nanos, nanos, TimeUnit.NANOSECONDS);
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -19,6 +19,11 @@ public final class DeviceConfig {
     long busyPollNanos;
     boolean ecn;
     boolean gro = "true".equals(System.getProperty("jroce.gro"));
+    /**
+     * With epoll, the socket is read by {@link DirectReceive} (no object per datagram) rather than by Netty's
+     * channel; the system property {@code jroce.directReceive=false} leaves it to Netty (for comparison).
+     */
+    boolean directReceive = !"false".equals(System.getProperty("jroce.directReceive"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;

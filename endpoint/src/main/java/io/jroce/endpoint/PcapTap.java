@@ -33,20 +33,20 @@ final class PcapTap {
         return live != null;
     }
 
-    void record4(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int len) {
+    void record4(int src, int sport, int dst, int dport, int ipId, ByteBuf b, int off, int len) {
         try {
             synchronized (live) {
-                live.writeUdpIpv4(live.clock().epochNanos(), src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, b.readerIndex(), len);
+                live.writeUdpIpv4(live.clock().epochNanos(), src, sport, dst, dport, ipId, Icrc.IPV4_DF, b, off, len);
             }
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());
         }
     }
 
-    void record6(byte[] src, int sport, byte[] dst, int dport, ByteBuf b, int len) {
+    void record6(byte[] src, int sport, byte[] dst, int dport, ByteBuf b, int off, int len) {
         try {
             synchronized (live) {
-                live.writeUdpIpv6(live.clock().epochNanos(), src, sport, dst, dport, b, b.readerIndex(), len);
+                live.writeUdpIpv6(live.clock().epochNanos(), src, sport, dst, dport, b, off, len);
             }
         } catch (IOException | RuntimeException e) {
             log.warn("pcap recording failed: {}", e.toString());

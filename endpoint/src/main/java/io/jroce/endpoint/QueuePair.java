@@ -164,7 +164,7 @@ public final class QueuePair {
         int needLocal = op.writesLocalMemory() ? Access.LOCAL_WRITE : 0;
         for (int i = 0; i < sgl.length; i++) {
             Sge s = sgl[i];
-            MemoryRegion mr = resolveSge(s, i, needLocal, op + " writes the local buffer but the region lacks LOCAL_WRITE", wr);
+            MemoryRegion mr = resolveSge(s, i, needLocal, op, wr);
             w.sgeMr[i] = mr;
             w.sgeAddr[i] = s.addr();
             w.sgeLen[i] = s.length();
@@ -220,7 +220,8 @@ public final class QueuePair {
     }
 
     /** The region an SGE names, checked for key, protection domain, bounds and the local access needed. */
-    private MemoryRegion resolveSge(Sge s, int i, int needAccess, String accessMessage, Object wr) {
+    /** {@code op}: the send work request's opcode, or null for a receive (the message is built only on failure). */
+    private MemoryRegion resolveSge(Sge s, int i, int needAccess, WrOpcode op, Object wr) {
         MemoryRegion mr = device.keys().byLkey(s.lkey());
         if (mr == null || !mr.isRegistered()) {
             throw new VerbsException("SGE " + i + ": lkey 0x" + Integer.toHexString(s.lkey()) + " is not a registered region", wr);
@@ -229,7 +230,10 @@ public final class QueuePair {
         if (!mr.contains(s.addr(), s.length())) {
             throw new VerbsException("SGE " + i + ": [0x" + Long.toHexString(s.addr()) + ", +" + s.length() + ") is outside " + mr, wr);
         }
-        if ((mr.access() & needAccess) != needAccess) throw new VerbsException("SGE " + i + ": " + accessMessage, wr);
+        if ((mr.access() & needAccess) != needAccess) {
+            throw new VerbsException("SGE " + i + ": " + (op == null ? "a receive buffer needs LOCAL_WRITE access"
+                    : op + " writes the local buffer but the region lacks LOCAL_WRITE"), wr);
+        }
         return mr;
     }
 
@@ -255,7 +259,7 @@ public final class QueuePair {
                     long cap = 0;
                     for (int i = 0; i < sgl.length; i++) {
                         Sge s = sgl[i];
-                        MemoryRegion mr = resolveSge(s, i, Access.LOCAL_WRITE, "a receive buffer needs LOCAL_WRITE access", wr);
+                        MemoryRegion mr = resolveSge(s, i, Access.LOCAL_WRITE, null, wr);
                         r.sgeMr[i] = mr;
                         r.sgeAddr[i] = s.addr();
                         r.sgeLen[i] = s.length();

@@ -41,8 +41,7 @@ final class ReceivePath {
     private final byte[] localAddr16;
     private final Icrc icrc = new Icrc();
     private final RocePacket rx = new RocePacket();
-    /** The last IPv6 sender and its bytes: one copy per change of sender, not per packet. */
-    private Inet6Address lastSource6;
+    /** The last IPv6 sender's bytes: one copy per change of sender, not per packet. */
     private byte[] lastSource16 = new byte[16];
     private final Inbound inbound = new Inbound();
 
@@ -84,65 +83,104 @@ final class ReceivePath {
         }
     }
 
+    /** A datagram Netty read (NIO, UDP GRO, or while a datagram filter is installed). */
     private void receive(DatagramPacket packet) {
         ByteBuf buf = packet.content();
-        int off = buf.readerIndex();
-        int len = buf.readableBytes();
+        InetSocketAddress sender = packet.sender();
+        InetAddress from = sender.getAddress();
+        if (from instanceof Inet4Address source) {
+            // Inet4Address.hashCode() is the address as a big-endian int: no byte[] copy per packet
+            receive(buf, buf.readerIndex(), buf.readableBytes(), source.hashCode(), null, sender.getPort());
+        } else if (from instanceof Inet6Address source6) {
+            // Inet6Address.equals compares the 16 bytes without copying them: one copy per change of sender
+            if (!source6.equals(lastFrom6)) {
+                lastFrom6 = source6;
+                lastFrom16 = source6.getAddress();
+            }
+            receive(buf, buf.readerIndex(), buf.readableBytes(), 0, lastFrom16, sender.getPort());
+        } else {
+            counters.packetsIn++;
+            counters.drop(DropReason.WRONG_SOURCE);
+        }
+    }
+
+    /** The last IPv6 sender of a datagram Netty read, and its bytes. */
+    private Inet6Address lastFrom6;
+    private byte[] lastFrom16;
+
+    /**
+     * One datagram, {@code len} bytes at {@code off} of {@code buf}, from {@code src4} (an IPv4 sender, {@code src16}
+     * null) or from the 16 bytes of {@code src16} (an IPv6 sender; read during this call only), UDP port
+     * {@code srcPort}. Allocates nothing unless the IPv6 sender changed.
+     */
+    void receive(ByteBuf buf, int off, int len, int src4, byte[] src16, int srcPort) {
         counters.packetsIn++;
         counters.bytesIn += len;
-        if (!admitted(packet.sender().getAddress())) return; // before anything reads the datagram
+        if (!admitted(src4, src16)) return; // before anything reads the datagram
         if (len >= UdpPort.SLOT) {
             counters.drop(DropReason.OVERSIZE); // may have been cut to the slot by the kernel
             return;
         }
-        InetSocketAddress sender = packet.sender();
-        InetAddress from = sender.getAddress();
         int srcAddr = 0;
         if (ipv6) {
-            if (!(from instanceof Inet6Address source6)) {
+            if (src16 == null) {
                 counters.drop(DropReason.WRONG_SOURCE);
                 return;
             }
-            // Inet6Address.equals compares the 16 bytes without copying them
-            if (!source6.equals(lastSource6)) {
-                lastSource6 = source6;
-                lastSource16 = source6.getAddress();
-            }
+            // a new array only when the sender changes: the old one may still be referenced
+            if (!Arrays.equals(src16, 0, 16, lastSource16, 0, 16)) lastSource16 = Arrays.copyOf(src16, 16);
         } else {
-            if (!(from instanceof Inet4Address source)) {
+            if (src16 != null) {
                 counters.drop(DropReason.WRONG_SOURCE);
                 return;
             }
-            // Inet4Address.hashCode() is the address as a big-endian int: no byte[] copy per packet
-            srcAddr = source.hashCode();
+            srcAddr = src4;
         }
         ShardRouter router = shard.router();
         if (router != null && len >= BthView.LENGTH) {
             // BTH bytes 5..7: the destination QP, whose shard runs it (a malformed one goes somewhere and is dropped there)
-            if (router.handOffIfNotOurs(buf.getUnsignedMedium(off + 5), buf, off, len, srcAddr, lastSource16, sender.getPort())) return;
+            if (router.handOffIfNotOurs(buf.getUnsignedMedium(off + 5), buf, off, len, srcAddr, lastSource16, srcPort)) return;
         }
-        process(buf, off, len, srcAddr, sender.getPort());
+        process(buf, off, len, srcAddr, srcPort);
     }
 
     /**
-     * The sender against the device's allowed networks. An IPv6 sender is decided once per change of sender: the
-     * check copies its 16 bytes, which is not to happen per packet; an IPv4 sender is checked without a copy.
+     * The sender against the device's allowed networks. An IPv6 sender is decided once per change of sender; an IPv4
+     * sender is checked without a copy.
      */
-    private boolean admitted(InetAddress from) {
+    private boolean admitted(int src4, byte[] src16) {
         if (access.allowsAll()) return true;
-        if (from instanceof Inet6Address a6) {
-            if (!a6.equals(lastChecked6)) { // Inet6Address.equals compares the bytes without copying them
-                lastChecked6 = a6;
-                lastChecked6Allowed = access.allows(a6);
-            }
-            if (lastChecked6Allowed) return true;
+        if (src16 == null) return access.admit4(src4, counters); // counts and logs a refusal
+        if (lastChecked16 == null || !Arrays.equals(src16, 0, 16, lastChecked16, 0, 16)) {
+            lastChecked16 = Arrays.copyOf(src16, 16);
+            lastChecked16Allowed = access.allows16(lastChecked16);
         }
-        return access.admit(from, counters); // counts and logs a refusal
+        return lastChecked16Allowed || access.admit16(src16, counters);
     }
 
     /** The last IPv6 sender {@link #admitted} checked, and its verdict. */
-    private Inet6Address lastChecked6;
-    private boolean lastChecked6Allowed;
+    private byte[] lastChecked16;
+    private boolean lastChecked16Allowed;
+
+    /** The receive path as the socket's direct reader's sink ({@link DirectReceive}). */
+    DirectReceive.Sink directSink() {
+        return new DirectReceive.Sink() {
+            @Override
+            public void datagram(ByteBuf buf, int off, int len, int src4, byte[] src16, int srcPort) {
+                receive(buf, off, len, src4, src16, srcPort);
+            }
+
+            @Override
+            public void burstEnd() {
+                shard.flushNow();
+            }
+
+            @Override
+            public void failed(Throwable cause) {
+                inbound.exceptionCaught(null, cause);
+            }
+        };
+    }
 
     /**
      * The IPv6 sender of a handed-over datagram, whose 16 bytes start at {@code off} of {@code b}: as on the direct
@@ -152,7 +190,6 @@ final class ReceivePath {
         boolean same = true;
         for (int i = 0; i < 16 && same; i++) same = b.getByte(off + i) == lastSource16[i];
         if (!same) {
-            lastSource6 = null;
             lastSource16 = new byte[16];
             b.getBytes(off, lastSource16);
         }
@@ -169,14 +206,14 @@ final class ReceivePath {
         if (ipv6) {
             // IPv6: nothing the socket hides is covered (IBA A17.4.1; rxe_icrc.c rxe_icrc_hdr), so the check is exact
             icrcOk = icrc.verifyIpv6(lastSource16, localAddr16, srcPort, localPort, buf, off, len);
-            if (pcap.on()) pcap.record6(lastSource16, srcPort, localAddr16, localPort, buf, len);
+            if (pcap.on()) pcap.record6(lastSource16, srcPort, localAddr16, localPort, buf, off, len);
         } else {
             // a UDP socket hides the IPv4 header: solve the ICRC for the sender's ID (wire Icrc javadoc). RoCEv2
             // senders set DF (rxe always does, and so do we); not retrying with DF clear keeps every single-bit
             // error detectable (a DF-clear retry lets a few single-bit flips through).
             ipId = len >= 16 ? icrc.verifyIpv4UnknownId(srcAddr, localAddr, srcPort, localPort, buf, off, len, false) : -1;
             icrcOk = ipId >= 0;
-            if (pcap.on()) pcap.record4(srcAddr, srcPort, localAddr, localPort, Math.max(ipId, 0), buf, len);
+            if (pcap.on()) pcap.record4(srcAddr, srcPort, localAddr, localPort, Math.max(ipId, 0), buf, off, len);
         }
         Problem problem = rx.decode(buf, off, len);
         if (problem != Problem.NONE) {

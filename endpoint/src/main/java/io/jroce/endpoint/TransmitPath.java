@@ -96,8 +96,8 @@ final class TransmitPath implements PacketOut {
         qp.counters.packetsOut++;
         qp.counters.bytesOut += len;
         if (pcap.on()) {
-            if (ipv6) pcap.record6(localAddr16, localPort, dst16, dport, b, len);
-            else pcap.record4(localAddr, localPort, dst, dport, ipId, b, len);
+            if (ipv6) pcap.record6(localAddr16, localPort, dst16, dport, b, 0, len);
+            else pcap.record4(localAddr, localPort, dst, dport, ipId, b, 0, len);
         }
         port.write(b, to, batcher != null);
     }

@@ -4,6 +4,7 @@ import io.jroce.wire.pcap.PcapWriter;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import org.slf4j.Logger;
@@ -36,6 +37,7 @@ final class Transport implements EngineContext {
 
     static {
         LeakDetection.offUnlessChosen(); // no leak-tracking stack traces on the data path
+        RecyclerTuning.batchUnlessChosen(); // no recycler queue chunks per flush
     }
 
     private final DeviceConfig config;
@@ -91,15 +93,23 @@ final class Transport implements EngineContext {
                     + "the ICRC exactly (rdma_rxe, NICs) will drop our packets", Epoll.isAvailable() ? "disabled" : Epoll.unavailabilityCause());
         }
         AgentMode mode = shards.count > 1 ? AgentMode.DEDICATED : config.agentMode;
-        this.agent = DeviceAgent.open(mode, !epoll ? NioIoHandler.newFactory()
-                : config.busyPollNanos > 0 && mode == AgentMode.DEDICATED
+        // with epoll, the socket's datagrams are read without an object each (DirectReceive) where this Netty allows
+        DirectReceive.Hook direct = epoll && !config.gro && config.filter == null && config.directReceive && DirectReceive.AVAILABLE
+                ? new DirectReceive.Hook() : null;
+        if (epoll && config.directReceive && !DirectReceive.AVAILABLE) {
+            log.debug("Netty reads the socket (an object per datagram): {}", DirectReceive.PROBLEM);
+        }
+        IoHandlerFactory epollFactory = config.busyPollNanos > 0 && mode == AgentMode.DEDICATED
                 ? EpollIoHandler.newFactory(0, () -> busyPoll = new BusyPollStrategy(config.busyPollNanos))
-                : EpollIoHandler.newFactory(), config.address.getHostAddress() + "-" + shard, config.standbyAfterNanos);
+                : EpollIoHandler.newFactory();
+        this.agent = DeviceAgent.open(mode, !epoll ? NioIoHandler.newFactory() : direct != null ? direct.wrap(epollFactory) : epollFactory,
+                config.address.getHostAddress() + "-" + shard, config.standbyAfterNanos);
         this.timers = new Timers(this);
         this.pcap = new PcapTap(pcapFile);
         UdReceiver ud = new UdReceiver(device, this, counters);
         this.receive = new ReceivePath(this, qps, ud, counters, pcap, config.access, ipv6, localAddr, localAddr16);
-        this.port = new UdpPort(config, agent, epoll, ipv6, shards.count > 1, port, alloc, counters, receive.handler());
+        this.port = new UdpPort(config, agent, epoll, ipv6, shards.count > 1, port, alloc, counters, receive.handler(),
+                direct, direct == null ? null : new DirectReceive(alloc, receive.directSink()));
         this.transmit = new TransmitPath(this.port, alloc, counters, pcap, ipv6, localAddr, localAddr16);
         this.flow = new FlowBudget(this.port.receiveBufferBytes(), config.maxUnackedPsns);
         int window4096 = flow.windowFor(4096);
@@ -211,11 +221,14 @@ final class Transport implements EngineContext {
     public void execute(Runnable r) { agent.execute(r); }
 
     void schedule(Runnable r, long nanos) { agent.schedule(r, nanos); }
+    io.netty.util.concurrent.ScheduledFuture<?> scheduleWithFixedDelay(Runnable r, long nanos) { return agent.scheduleWithFixedDelay(r, nanos); }
 
     /** Runs {@code c} on the event loop and returns its result; inline when already there (or free to run it). */
     <T> T call(Callable<T> c) { return agent.call(c); }
 
     DeviceAgent agent() { return agent; }
+    /** The socket (tests). */
+    UdpPort port() { return port; }
 
     // ------------------------------------------------------------------------------------------------
     // the end of a cycle

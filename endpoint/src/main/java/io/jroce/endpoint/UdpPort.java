@@ -78,6 +78,17 @@ final class UdpPort {
     /** The receive buffer the kernel granted (SO_RCVBUF as read back: the doubled value, which counts skb overhead). */
     private final int receiveBufferBytes;
     private final DeviceCounters counters;
+    /** Sends a flush's only datagram without Netty's per-datagram garbage ({@link DirectSend}), or null. */
+    private final DirectSend directSend;
+    /** The first datagram since the last flush, held back while it may be the only one (with {@link #directSend}). */
+    private ByteBuf held;
+    private InetSocketAddress heldTo;
+    /** Datagrams written to the channel since the last flush. */
+    private int written;
+    /** The socket's reader when it is not Netty's channel ({@link DirectReceive}), or null. */
+    private final DirectReceive direct;
+    /** The reused envelopes of plain datagrams, or null (a datagram filter is installed: it gets plain ones). */
+    private final SendEnvelope.Pool envelopes;
     /** Non-null while UDP GSO is in use: groups equal-length packets to one peer into super-datagrams. */
     private GsoBatcher gso;
     private final ChannelFutureListener gsoWritten = f -> {
@@ -86,18 +97,26 @@ final class UdpPort {
 
     /**
      * Binds {@code port} on the device's address (with {@code SO_REUSEPORT} when {@code shared}, as the shards of
-     * one device are) on {@code agent}'s loop, with {@code inbound} as the pipeline's handler.
+     * one device are) on {@code agent}'s loop, with {@code inbound} as the pipeline's handler; with {@code hook}
+     * (epoll), {@code direct} reads the socket instead of Netty's channel.
      */
     UdpPort(DeviceConfig config, DeviceAgent agent, boolean epoll, boolean ipv6, boolean shared, int port, ByteBufAllocator alloc,
-            DeviceCounters counters, ChannelHandler inbound) throws IOException {
+            DeviceCounters counters, ChannelHandler inbound, DirectReceive.Hook hook, DirectReceive direct) throws IOException {
         this.agent = agent;
         this.epoll = epoll;
+        this.direct = direct;
+        this.envelopes = config.filter == null ? new SendEnvelope.Pool(agent.loop()) : null;
         this.counters = counters;
         // the socket's family is the address's: an IPv4 device gets an AF_INET socket, not a dual-stack one
         SocketProtocolFamily family = ipv6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         Bootstrap b = new Bootstrap()
                 .group(agent.loop())
-                .channelFactory(() -> epoll ? new EpollDatagramChannel(family) : new NioDatagramChannel(family))
+                .channelFactory(() -> {
+                    if (!epoll) return new NioDatagramChannel(family);
+                    EpollDatagramChannel ch = new EpollDatagramChannel(family);
+                    if (hook != null) hook.expect(ch, direct); // its registration on the loop hands EPOLLIN to direct
+                    return ch;
+                })
                 .option(ChannelOption.ALLOCATOR, alloc)
                 .option(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
                 .option(ChannelOption.SO_SNDBUF, config.socketBufferBytes)
@@ -141,17 +160,27 @@ final class UdpPort {
         this.receiveBufferBytes = receiveBuffer(config.socketBufferBytes);
         // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
         this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
+        DirectSend ds = null;
+        if (epoll && config.filter == null && config.directReceive && DirectReceive.AVAILABLE) {
+            try {
+                ds = new DirectSend((EpollDatagramChannel) channel, counters);
+            } catch (Throwable t) {
+                log.debug("a flush's only datagram leaves through Netty's sendto: {}", t.toString());
+            }
+        }
+        this.directSend = ds;
         if (config.gso && epoll && config.filter == null && EpollDatagramChannel.isSegmentedDatagramPacketSupported()) {
             this.gso = new GsoBatcher(alloc, GsoBatcher.MAX_SEGMENTS, new GsoBatcher.Sink() {
                 @Override
                 public void single(ByteBuf packet, InetSocketAddress to) {
-                    channel.write(new DatagramPacket(packet, to), channel.voidPromise());
+                    enqueue(packet, to);
                 }
 
                 @Override
                 public void segmented(CompositeByteBuf packets, int segmentSize, int count, InetSocketAddress to) {
                     counters.gsoDatagrams++;
                     counters.gsoSegments += count;
+                    writeHeld();
                     channel.write(new SegmentedDatagramPacket(packets, segmentSize, to), channel.newPromise().addListener(gsoWritten));
                 }
             });
@@ -205,14 +234,70 @@ final class UdpPort {
         if (batched && gso != null) {
             gso.add(b, to);
         } else {
-            channel.write(new DatagramPacket(b, to), channel.voidPromise());
+            enqueue(b, to);
         }
+    }
+
+    /**
+     * Queues one datagram for the next flush. With {@link #directSend}, the first one of a flush is held back: if no
+     * other follows, the flush sends it directly.
+     */
+    private void enqueue(ByteBuf b, InetSocketAddress to) {
+        if (directSend != null && held == null && written == 0) {
+            held = b;
+            heldTo = to;
+            return;
+        }
+        writeHeld();
+        channel.write(envelope(b, to), channel.voidPromise());
+        written++;
+    }
+
+    /** Writes the held datagram to the channel (another follows it, or a super-datagram does). */
+    private void writeHeld() {
+        if (held == null) return;
+        ByteBuf b = held;
+        held = null;
+        channel.write(envelope(b, heldTo), channel.voidPromise());
+        heldTo = null;
+        written++;
+    }
+
+    /** {@code b} to {@code to} in a reused envelope, or a new one while a datagram filter is installed. */
+    private DatagramPacket envelope(ByteBuf b, InetSocketAddress to) {
+        return envelopes != null ? envelopes.wrap(b, to) : new DatagramPacket(b, to);
+    }
+
+    /** Whether {@link DirectReceive} reads the socket. */
+    boolean isDirectReceive() {
+        return direct != null && direct.isOpen();
+    }
+
+    /** The direct reader (tests), or null. */
+    DirectReceive directReceive() {
+        return direct;
+    }
+
+    /** The envelope pool (tests), or null. */
+    SendEnvelope.Pool envelopes() {
+        return envelopes;
     }
 
     /** Puts what the cycle queued on the wire: the open GSO run, then one {@code sendmmsg}. */
     void flush() {
         if (gso != null) gso.emit();
+        if (held != null) {
+            ByteBuf b = held;
+            InetSocketAddress to = heldTo;
+            held = null;
+            heldTo = null;
+            if (!directSend.trySend(b, to)) {
+                channel.write(envelope(b, to), channel.voidPromise());
+                written++;
+            }
+        }
         channel.flush();
+        written = 0;
     }
 
     /** Attaches the datagram filter (fault injection) at the head of the pipeline. Loop only. */
@@ -244,5 +329,23 @@ final class UdpPort {
             }
         }
         agent.await(channel.close(), TimeUnit.SECONDS.toNanos(10));
+        if (directSend != null) {
+            try {
+                agent.execute(() -> {
+                    if (held != null) { // left by a close during shutdown, which skips the last flush
+                        held.release();
+                        held = null;
+                    }
+                    directSend.close();
+                });
+            } catch (RuntimeException e) {
+                log.debug("releasing the direct sender: {}", e.toString());
+            }
+        }
+    }
+
+    /** The direct sender (tests), or null. */
+    DirectSend directSend() {
+        return directSend;
     }
 }
