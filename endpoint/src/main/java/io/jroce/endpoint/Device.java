@@ -31,6 +31,7 @@ public final class Device implements AutoCloseable {
     private final Shards shards;
     /** The first shard: QP 1, the device-wide tasks ({@link #runOnLoop}); the only one by default. */
     private final Transport transport;
+    private final DeviceRunner runner;
     private final Object qpnLock = new Object();
     private final QpnAllocator qpns = QpnAllocator.spread(); // guarded by qpnLock
     /** The Q_Key of QP 1, the GSI QP ({@code IB_QP1_QKEY}, include/rdma/ib_mad.h). */
@@ -44,6 +45,7 @@ public final class Device implements AutoCloseable {
         this.config = config;
         this.shards = new Shards(this, config);
         this.transport = shards.first();
+        this.runner = new DeviceRunner(transport);
         try {
             if (config.warmUp) {
                 long t0 = System.nanoTime();
@@ -266,6 +268,14 @@ public final class Device implements AutoCloseable {
             task.run();
             return null;
         });
+    }
+
+    /**
+     * The runner of the device's own work besides packets, on the loop that owns QP 1: the connection manager runs
+     * there ({@link DeviceRunner}).
+     */
+    public DeviceRunner runner() {
+        return runner;
     }
 
     /**

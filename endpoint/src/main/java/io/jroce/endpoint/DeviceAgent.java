@@ -169,8 +169,8 @@ final class DeviceAgent {
         loop.execute(r);
     }
 
-    void schedule(Runnable r, long nanos) {
-        loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
+    java.util.concurrent.ScheduledFuture<?> schedule(Runnable r, long nanos) {
+        return loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -210,7 +210,7 @@ final class Transport implements EngineContext {
     @Override
     public void execute(Runnable r) { agent.execute(r); }
 
-    void schedule(Runnable r, long nanos) { agent.schedule(r, nanos); }
+    java.util.concurrent.ScheduledFuture<?> schedule(Runnable r, long nanos) { return agent.schedule(r, nanos); }
 
     /** Runs {@code c} on the event loop and returns its result; inline when already there (or free to run it). */
     <T> T call(Callable<T> c) { return agent.call(c); }

@@ -61,7 +61,7 @@ public final class NativeCm {
             events.onPost(this::transfer);
         }
 
-        // on the agent's thread (a new event) and the program's (room made by a take); the C struct and its eventfd go
+        // on the agent's runner (a new event) and the program's (room made by a take); the C struct and its eventfd go
         // away after close, so no write may race with that
         private synchronized void transfer() {
             while (open && ready.size() < READY_MAX) {

@@ -2,6 +2,7 @@ package io.jroce.endpoint.cm;
 
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.DeviceRunner;
 import io.jroce.endpoint.Gid;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
@@ -34,9 +35,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -45,12 +43,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * The connection manager of one device: the Linux ib_cm state machine (drivers/infiniband/core/cm.c) with rdma_cm's
  * TCP and UDP port spaces on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ and SIDR_REP over
  * the device's QP 1 through a {@link MadPort}. This class holds the tables, the application's calls, the active side
- * of RC set-up and the agent's thread; the MAD layer's own answers are {@link MadLayer}'s, the passive side of RC
+ * of RC set-up and the agent's runner; the MAD layer's own answers are {@link MadLayer}'s, the passive side of RC
  * set-up {@link CmPassive}'s, the release (DREQ, DREP, timewait) {@link CmRelease}'s, SIDR and the UDP port space
  * {@link Sidr}'s.
  *
- * <p>One thread owns all state: received MADs, timers and the applications' calls ({@link CmId}) run on it in turn.
- * What peers can make it hold is capped: received MADs waiting for the thread ({@link CmConfig#maxInboundQueue}),
+ * <p>The agent runs on the device's {@link DeviceRunner}, beside the packet engines, with no thread of its own: received
+ * MADs (QP 1's completions are drained there already), timers and the applications' calls ({@link CmId}) run on it in
+ * turn, so one thread at a time owns all state. What peers can make it hold is capped: received MADs waiting for it ({@link CmConfig#maxInboundQueue}),
  * incoming connections not yet answered ({@link CmConfig#maxPending}, each timing out after
  * {@link CmConfig#acceptTimeoutMillis}), CONNECT_REQUESTs per listener (its backlog) and ids in all
  * ({@link CmConfig#maxIds}). QPs are only ever those the application creates. Malformed MADs are dropped and counted.
@@ -83,8 +82,8 @@ public final class CmAgent implements AutoCloseable {
     final Device device;
     private final MadPort port;
     final CmConfig cfg;
-    final ScheduledThreadPoolExecutor exec;
-    private final Thread thread;
+    /** Where the agent runs: the device's runner, beside its packets (no thread of its own). */
+    final DeviceRunner exec;
     final SplittableRandom rnd;
     final long caGuid;
     final long hiTid;
@@ -110,7 +109,7 @@ public final class CmAgent implements AutoCloseable {
     int pending;
     private int nextCommId;
     private volatile boolean closed;
-    // counters (agent thread)
+    // counters (agent runner)
     long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
             backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut, commEstablished;
 
@@ -123,16 +122,7 @@ public final class CmAgent implements AutoCloseable {
         this.hiTid = rnd.nextInt() & 0x7FFFFFFFL;
         this.nextCommId = rnd.nextInt();
         this.peerUdpPort = cfg.peerUdpPort > 0 ? cfg.peerUdpPort : device.port();
-        Thread[] t = new Thread[1];
-        this.exec = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread th = new Thread(r, "jroce-cm-" + port.localAddress().getHostAddress());
-            th.setDaemon(true);
-            t[0] = th;
-            return th;
-        });
-        exec.setRemoveOnCancelPolicy(true);
-        exec.prestartAllCoreThreads();
-        this.thread = t[0];
+        this.exec = device.runner();
         this.madLayer = new MadLayer(port, cfg.madReplyRate);
         this.sidr = new Sidr(this);
         this.release = new CmRelease(this);
@@ -222,7 +212,7 @@ public final class CmAgent implements AutoCloseable {
         return n;
     }
 
-    /** A connection left timewait (agent thread). */
+    /** A connection left timewait (agent runner). */
     void timewaitEnded() {
         synchronized (released) {
             released.notifyAll();
@@ -234,7 +224,7 @@ public final class CmAgent implements AutoCloseable {
         return call(ids::size);
     }
 
-    // ------------------------------------------------------------------ application calls (agent thread)
+    // ------------------------------------------------------------------ application calls (agent runner)
 
     CmId createId(CmEventChannel channel, Object context) {
         return createId(channel, context, CmPortSpace.TCP);
@@ -466,7 +456,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------ receive (agent thread)
+    // ------------------------------------------------------------------ receive (agent runner)
 
     private void onMad(InetAddress from, int srcQpn, byte[] mad, int length) {
         if (closed) return;
@@ -614,11 +604,11 @@ public final class CmAgent implements AutoCloseable {
         });
     }
 
+    /**
+     * Queues {@code r} on the agent's runner, also from the runner itself: a call from the receive path (the first
+     * packet on a QP) must not change the QP while its packet is being handled.
+     */
     private void onAgent(Runnable r) {
-        if (Thread.currentThread() == thread) {
-            r.run();
-            return;
-        }
         if (closed) return;
         try {
             exec.execute(r);
@@ -672,7 +662,7 @@ public final class CmAgent implements AutoCloseable {
         id.timer = exec.schedule(() -> retry(id), wait, TimeUnit.MILLISECONDS);
     }
 
-    // ------------------------------------------------------------------ for Sidr (agent thread)
+    // ------------------------------------------------------------------ for Sidr (agent runner)
 
     CmId listener(long serviceId) {
         return listeners.get(serviceId);
@@ -854,10 +844,10 @@ public final class CmAgent implements AutoCloseable {
         return Math.min(31, t);
     }
 
-    // ------------------------------------------------------------------ the agent's thread
+    // ------------------------------------------------------------------ the agent's runner
 
     <T> T call(Callable<T> task) {
-        if (Thread.currentThread() == thread) {
+        if (exec.inRunner()) {
             try {
                 return task.call();
             } catch (RuntimeException e) {
@@ -867,20 +857,11 @@ public final class CmAgent implements AutoCloseable {
             }
         }
         if (closed) throw new IllegalStateException("the CM agent is closed");
-        Future<T> f = exec.submit(task);
         try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException r) {
-                r.addSuppressed(new Exception("called here"));
-                throw r;
-            }
-            if (c instanceof Error err) throw err;
-            throw new IllegalStateException(c);
+            return exec.call(task);
+        } catch (RuntimeException e) {
+            e.addSuppressed(new Exception("called here"));
+            throw e;
         }
     }
 
@@ -904,7 +885,6 @@ public final class CmAgent implements AutoCloseable {
         }
         closed = true;
         device.removeFirstPacketListener(firstPacket);
-        exec.shutdownNow();
         port.close();
     }
 }

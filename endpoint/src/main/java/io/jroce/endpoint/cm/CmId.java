@@ -39,7 +39,7 @@ public final class CmId implements AutoCloseable {
     final CmPortSpace portSpace;
     volatile QueuePair qp;
 
-    // everything below is touched only on the agent's thread (except the volatile ones, read by getters)
+    // everything below is touched only on the agent's runner (except the volatile ones, read by getters)
     volatile State state = State.IDLE;
     volatile int localPort;
     volatile InetAddress remoteAddress;

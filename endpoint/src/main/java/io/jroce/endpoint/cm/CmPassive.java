@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * The passive side of an RC connection's set-up (IBTA 12.9.5-6; cm.c cm_req_handler, ib_send_cm_rep, cm_rtu_handler,
  * cm_establish; cma.c cma_ib_req_handler, rdma_accept) for a {@link CmAgent}: a REQ checked as ib_cm and rdma_cm
  * check it and turned into a CONNECT_REQUEST, the application's accept (the QP to RTS, the REP) or reject, and the
- * RTU, or the first packet in its stead. Runs on the agent's thread.
+ * RTU, or the first packet in its stead. Runs on the agent's runner.
  */
 final class CmPassive {
     private final CmAgent a;
