@@ -423,6 +423,18 @@ final class Completer {
         ctx.timers().arm(qp);
     }
 
+    /** The earliest of this QP's armed deadlines (retransmit, tail probe, RNR back-off), 0 when none is armed. */
+    long nextDeadline() {
+        long at = 0;
+        if (retransmitAt != 0) at = retransmitAt;
+        if (probeAt != 0 && (at == 0 || probeAt - at < 0)) at = probeAt;
+        if (qp.requester.rnrWaiting()) {
+            long r = qp.requester.rnrUntil();
+            if (at == 0 || r - at < 0) at = r;
+        }
+        return at;
+    }
+
     /** Timer check, on the event loop. Returns true while a timer is still armed. */
     boolean onTimer(long now) {
         Requester req = qp.requester;

@@ -249,6 +249,13 @@ public final class Device implements AutoCloseable {
         return shards.count == 1 ? transport.call(() -> transport.counters().copy()) : shards.counters();
     }
 
+    /** How many timer checks the device's timer wheels have run (tests). */
+    long timerChecks() {
+        long n = 0;
+        for (Transport t : shards.all) n += t.call(() -> t.timers().checks);
+        return n;
+    }
+
     /** Runs due timers now, on the event loop(s) (for tests that step an injected clock). */
     public void runTimers() {
         for (Transport t : shards.all) {

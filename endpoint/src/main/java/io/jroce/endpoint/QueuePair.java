@@ -62,7 +62,12 @@ public final class QueuePair {
     final Responder responder;
     private final Runnable doorbellTask = this::doorbell;
     private final java.util.concurrent.atomic.AtomicBoolean doorbellPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** On the shard's timer wheel ({@link Timers}): filed for {@link #timerDue} in slot {@link #timerSlot}. */
     boolean timerListed;
+    long timerDue;
+    int timerSlot;
+    QueuePair timerNext;
+    QueuePair timerPrev;
     /** Flow control: new packets this QP sent (a READ: its response packets) not yet acknowledged, in FlowBudget.inFlight. */
     int flowHeld;
     /** Flow control: queued in Transport's waiters for the device-wide budget. */
@@ -534,6 +539,7 @@ public final class QueuePair {
         rq.discardAll();
         completer.retransmitAt = 0;
         requester.cancelRnrWait();
+        tx.timers().cancel(this);
         errorReason = null;
     }
 

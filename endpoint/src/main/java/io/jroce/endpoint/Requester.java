@@ -59,6 +59,11 @@ final class Requester {
         rnrUntil = until;
     }
 
+    /** When the RNR back-off ends (valid while {@link #rnrWaiting}). */
+    long rnrUntil() {
+        return rnrUntil;
+    }
+
     /** Whether an RNR back-off holds transmission. */
     boolean rnrWaiting() {
         return rnrWaiting;

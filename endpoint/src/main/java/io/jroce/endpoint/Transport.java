@@ -199,6 +199,7 @@ final class Transport implements EngineContext {
     /** Forgets every QP, with {@code fail} first moving the live ones to ERR (device closed). */
     Void clearQps(boolean fail) {
         qps.clear(fail);
+        timers.clear();
         return null;
     }
 
@@ -231,6 +232,7 @@ final class Transport implements EngineContext {
 
     void flushNow() {
         flushScheduled = false;
+        timers.runDue(); // the timer wheel, once per cycle: its resends leave with this flush
         flow.runWaiters(); // acknowledgements since the last flush may have freed room
         emitPendingAcks(); // the end of a receive burst, or any other flush: no ACK waits past it
         port.flush();
