@@ -82,13 +82,7 @@ for rep in $(seq 1 "$REPS"); do
         echo "$rep,$kind,$load,${v:-0}" | tee -a "$OUT/runs.csv"
     done
 done
-awk -F, 'NR > 1 { v[$2] = v[$2] " " $4 }
-    function median(s,   a, n, i, j, x) { n = split(s, a, " ")
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { x = a[i]; a[i] = a[j]; a[j] = x }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-    function spread(s,   a, n, i, lo, hi) { n = split(s, a, " "); lo = hi = a[1]
-        for (i = 2; i <= n; i++) { if (a[i] + 0 < lo + 0) lo = a[i]; if (a[i] + 0 > hi + 0) hi = a[i] }
-        return lo "-" hi }
+awk -F, "$AB_STATS"'NR > 1 { v[$2] = v[$2] " " $4 }
     END {
         printf "kind,median,spread,ratio\n"
         w = median(v["perf-write"]); l = median(v["perf-send-lat"])
