@@ -67,6 +67,12 @@ class ExitCodeTest {
         String noDir = dir.resolve("no/such/dir/x.pcap").toString();
         String p1 = Integer.toString(tcpL1.getLocalPort());
         String p2 = Integer.toString(tcpL2.getLocalPort());
+        String listen = dir.resolve("listen.jroce").toString();
+        try {
+            Files.writeString(dir.resolve("listen.jroce"), "cq c\nqp q cq=c\nlisten qp=q port=" + p1 + " timeout=2s\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         return Stream.of(
                 // 2: bad usage
                 row(2, "Unknown option", "inspect", "--no-such-option", "x.pcap"),
@@ -99,6 +105,8 @@ class ExitCodeTest {
                 row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "node", "--bind", UDP_TAKEN, "--script", echo),
                 row(2, "cannot listen on TCP " + L1 + ":" + p1, "pingpong", "--bind", L1, "-p", p1),
                 row(2, "cannot listen on TCP " + L2 + ":" + p2, "perf", "write", "--bind", L2, "-p", p2),
+                // a script's listen on a TCP port in use (its port= here; --port alike): found before the device opens
+                row(2, "listen.jroce:3: listen: cannot listen on TCP " + L1 + ":" + p1, "node", "--bind", L1, "--script", listen),
                 row(2, "--metrics " + L1 + ":" + p1, "node", "--bind", L3, "--metrics", L1 + ":" + p1, "--script", echo),
                 // every command of the tree holds to it: ucmatose, udaddy, soak, conform, exec
                 row(2, "Unknown option", "ucmatose", "--no-such-option"),
