@@ -26,6 +26,7 @@ struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum 
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.port_num = 1;
+	id->tos = -1;
 	id->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	pthread_mutex_init(&id->lock, NULL);
 	pthread_cond_init(&id->acked, NULL);
@@ -241,6 +242,7 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 		if (id->verbs != NULL && ibv_query_port(id->verbs, 1, &pa) == 0)
 			r->path.mtu = pa.active_mtu;
 		r->path.hop_limit = 64;
+		r->path.traffic_class = r->tos >= 0 ? (uint8_t)r->tos : 0; /* RDMA_OPTION_ID_TOS */
 		r->path.numb_path = 1;
 		id->route.path_rec = &r->path;
 		id->route.num_paths = 1;
