@@ -75,7 +75,7 @@ static struct rdma_cm_event *take(struct rdma_event_channel *ch, enum rdma_cm_ev
 
 /* rdma_set_option's checks (ucma.c ucma_set_option_id, cma.c rdma_set_reuseaddr / rdma_set_afonly /
  * rdma_set_ack_timeout) on a new RC id */
-static void option_rules(struct rdma_event_channel *ch)
+static void option_rules(struct rdma_event_channel *ch, uint16_t port)
 {
 	struct rdma_cm_id *id, *ud;
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0 && rdma_create_id(ch, &ud, NULL, RDMA_PS_UDP) == 0, "ids for the options", errno);
@@ -98,7 +98,7 @@ static void option_rules(struct rdma_event_channel *ch)
 	CHECK(rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &on, sizeof(on)) == -1 && errno == ENOSYS,
 	      "RDMA_OPTION_IB_PATH is ENOSYS", errno);
 	CHECK(SET(id, RDMA_OPTION_ID_TOS, NULL, 1) == -1 && errno == EFAULT, "a NULL value is EFAULT", errno);
-	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(7190) };
+	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(port) };
 	CHECK(rdma_bind_addr(id, (struct sockaddr *)&any) == 0, "bound", errno);
 	CHECK(SET(id, RDMA_OPTION_ID_AFONLY, &off, sizeof(off)) == 0, "AFONLY while bound", errno);
 	CHECK(SET(id, RDMA_OPTION_ID_REUSEADDR, &off, sizeof(off)) == -1 && errno == EINVAL, "REUSEADDR off once bound is EINVAL", errno);
@@ -110,13 +110,13 @@ static void option_rules(struct rdma_event_channel *ch)
 
 /* A connection of the device to itself: the client connects a QP of its own (conn_param.qp_num) with
  * rdma_init_qp_attr, with TOS 0x48 and ACK_TIMEOUT 17; the server accepts with rdma_create_qp's QP and ACK_TIMEOUT 19. */
-static void self_connection(const char *self)
+static void self_connection(const char *self, uint16_t port)
 {
 	struct rdma_event_channel *sch = rdma_create_event_channel(), *cch = rdma_create_event_channel();
 	CHECK(sch != NULL && cch != NULL, "two more channels", errno);
 	struct rdma_cm_id *listener, *client, *server;
 	CHECK(rdma_create_id(sch, &listener, sch, RDMA_PS_TCP) == 0 && rdma_create_id(cch, &client, cch, RDMA_PS_TCP) == 0, "listener and client ids", errno);
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(7191) };
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(port) };
 	CHECK(inet_pton(AF_INET, self, &addr.sin_addr) == 1, "the device's address", EINVAL);
 	CHECK(rdma_bind_addr(listener, (struct sockaddr *)&addr) == 0 && rdma_listen(listener, 4) == 0, "listening on the device's own address", errno);
 	struct ibv_qp_attr qa;
@@ -202,9 +202,10 @@ static void self_connection(const char *self)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3)
-		fail("usage: rdmacm_check SELF_IPV4 PEER_IPV4", EINVAL);
+	if (argc != 4)
+		fail("usage: rdmacm_check SELF_IPV4 PEER_IPV4 FIRST_PORT (it uses 4 rdma_cm ports from there)", EINVAL);
 	const char *self = argv[1];
+	uint16_t first = (uint16_t)atoi(argv[3]);
 	argv++;
 	const char *nodes[][2] = { { "rdma_create_id", "RDMACM_1.0" }, { "rdma_join_multicast_ex", "RDMACM_1.1" },
 				   { "rdma_init_qp_attr", "RDMACM_1.2" }, { "rdma_set_local_ece", "RDMACM_1.3" } };
@@ -236,18 +237,18 @@ int main(int argc, char **argv)
 	CHECK(rdma_bind_addr(id, (struct sockaddr *)&foreign) == -1 && errno == ENODEV, "binding an address of no device is ENODEV", errno);
 
 	struct rdma_cm_id *holder, *second;
-	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(7175) };
+	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(first + 1) };
 	CHECK(rdma_create_id(ch, &holder, NULL, RDMA_PS_TCP) == 0 && rdma_create_id(ch, &second, NULL, RDMA_PS_TCP) == 0, "two more ids", errno);
-	CHECK(rdma_bind_addr(holder, (struct sockaddr *)&any) == 0 && rdma_get_src_port(holder) == htons(7175), "bound to port 7175", errno);
+	CHECK(rdma_bind_addr(holder, (struct sockaddr *)&any) == 0 && rdma_get_src_port(holder) == htons(first + 1), "bound to a port", errno);
 	CHECK(rdma_bind_addr(second, (struct sockaddr *)&any) == -1 && errno == EADDRINUSE, "a port another id holds is EADDRINUSE", errno);
 	CHECK(rdma_bind_addr(holder, (struct sockaddr *)&any) == -1 && errno == EINVAL, "binding an id twice is EINVAL", errno);
 	CHECK(rdma_destroy_id(second) == 0 && rdma_destroy_id(holder) == 0, "both destroyed", errno);
 
-	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(7174) };
+	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(first) };
 	CHECK(inet_pton(AF_INET, argv[1], &peer.sin_addr) == 1, "the peer's address", EINVAL);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer, 2000) == 0, "rdma_resolve_addr", errno);
 	expect(ch, id, RDMA_CM_EVENT_ADDR_RESOLVED);
-	CHECK(rdma_get_dst_port(id) == htons(7174) && rdma_get_src_port(id) != 0, "the route's ports", EINVAL);
+	CHECK(rdma_get_dst_port(id) == htons(first) && rdma_get_src_port(id) != 0, "the route's ports", EINVAL);
 	struct sockaddr_in *dst = (struct sockaddr_in *)rdma_get_peer_addr(id);
 	CHECK(dst->sin_family == AF_INET && dst->sin_addr.s_addr == peer.sin_addr.s_addr, "the route's destination", EINVAL);
 
@@ -281,9 +282,9 @@ int main(int argc, char **argv)
 	CHECK(id->qp == NULL, "rdma_destroy_qp", EINVAL);
 	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id", errno);
 	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0, "the CQ and PD are free again", errno);
-	option_rules(ch);
+	option_rules(ch, first + 2);
 	rdma_destroy_event_channel(ch);
-	self_connection(self);
+	self_connection(self, first + 3);
 	printf("all ok\n");
 	return 0;
 }

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * Debian's unmodified rping (rdmacm-utils, linked against rdma-core's librdmacm.so.1 and libibverbs.so.1) through
  * this module's libraries: both sides through them, and against {@code jroce rping} in both roles. Ten pings of
  * 64 bytes, printed on both sides ({@code -v}) and checked by the client ({@code -V}: a mismatch fails it). Each
- * side's device binds its own address of 127.0.23.0/24. The client starts once the server listens: our library
+ * side's device binds its own address of {@link Tools#net}. The client starts once the server listens: our library
  * says so with {@code JROCE_VERBS_LOG=debug} ({@link CmToolPair}), {@code jroce rping -d} prints rping's
  * "rdma_listen" line.
  *
@@ -21,42 +21,43 @@ import org.junit.jupiter.api.Test;
  */
 class RpingToolsTest {
     private static final int COUNT = 10;
-    private static final String LIBRARY_LISTENING = CmToolPair.LIBRARY_LISTENING + "7174";
+    private static final String PORT = "" + Tools.cmPort(7174);
+    private static final String LIBRARY_LISTENING = CmToolPair.LIBRARY_LISTENING + PORT;
     private static final String JROCE_LISTENING = "rdma_listen";
 
     @Test
     void bothSidesThroughTheLibrary() throws Exception {
-        String server = "127.0.23.1";
-        String client = "127.0.23.2";
-        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
-                rping(client, "-c", "-a", server, "-v", "-V", "-C", "" + COUNT));
+        String server = Tools.addr(1);
+        String client = Tools.addr(2);
+        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-p", PORT, "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
+                rping(client, "-c", "-p", PORT, "-a", server, "-v", "-V", "-C", "" + COUNT));
         check(o);
     }
 
     @Test
     void toolClientAgainstJroceServer() throws Exception {
-        String server = "127.0.23.3";
-        String client = "127.0.23.4";
-        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, ToolPair.jroce("rping", "-s", "-a", server, "-d", "-v", "-C", "" + COUNT, "--timeout", "60")),
-                JROCE_LISTENING, rping(client, "-c", "-a", server, "-v", "-V", "-C", "" + COUNT));
+        String server = Tools.addr(3);
+        String client = Tools.addr(4);
+        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, ToolPair.jroce("rping", "-s", "-p", PORT, "-a", server, "-d", "-v", "-C", "" + COUNT, "--timeout", "60")),
+                JROCE_LISTENING, rping(client, "-c", "-p", PORT, "-a", server, "-v", "-V", "-C", "" + COUNT));
         check(o);
     }
 
     @Test
     void jroceClientAgainstToolServer() throws Exception {
-        String server = "127.0.23.5";
-        String client = "127.0.23.6";
-        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
-                new CmToolPair.Side(client, ToolPair.jroce("rping", "-c", "-a", server, "-I", client, "-v", "-V", "-C", "" + COUNT, "--timeout", "60")));
+        String server = Tools.addr(5);
+        String client = Tools.addr(6);
+        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-p", PORT, "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
+                new CmToolPair.Side(client, ToolPair.jroce("rping", "-c", "-p", PORT, "-a", server, "-I", client, "-v", "-V", "-C", "" + COUNT, "--timeout", "60")));
         check(o);
     }
 
     @Test
     void selfConnectedQpsBothSidesThroughTheLibrary() throws Exception {
-        String server = "127.0.23.7";
-        String client = "127.0.23.8";
-        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-q", "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
-                rping(client, "-c", "-q", "-a", server, "-v", "-V", "-C", "" + COUNT));
+        String server = Tools.addr(25);
+        String client = Tools.addr(26);
+        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-p", PORT, "-q", "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
+                rping(client, "-c", "-p", PORT, "-q", "-a", server, "-v", "-V", "-C", "" + COUNT));
         check(o);
         checkSelfConnected(o.server(), false);
         checkSelfConnected(o.client(), true);
@@ -64,20 +65,20 @@ class RpingToolsTest {
 
     @Test
     void selfConnectedQpClientAgainstJroceServer() throws Exception {
-        String server = "127.0.23.9";
-        String client = "127.0.23.10";
-        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, ToolPair.jroce("rping", "-s", "-a", server, "-d", "-v", "-C", "" + COUNT, "--timeout", "60")),
-                JROCE_LISTENING, rping(client, "-c", "-q", "-a", server, "-v", "-V", "-C", "" + COUNT));
+        String server = Tools.addr(27);
+        String client = Tools.addr(28);
+        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, ToolPair.jroce("rping", "-s", "-p", PORT, "-a", server, "-d", "-v", "-C", "" + COUNT, "--timeout", "60")),
+                JROCE_LISTENING, rping(client, "-c", "-p", PORT, "-q", "-a", server, "-v", "-V", "-C", "" + COUNT));
         check(o);
         checkSelfConnected(o.client(), true);
     }
 
     @Test
     void jroceClientAgainstSelfConnectedQpServer() throws Exception {
-        String server = "127.0.23.11";
-        String client = "127.0.23.12";
-        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-q", "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
-                new CmToolPair.Side(client, ToolPair.jroce("rping", "-c", "-a", server, "-I", client, "-v", "-V", "-C", "" + COUNT, "--timeout", "60")));
+        String server = Tools.addr(29);
+        String client = Tools.addr(30);
+        CmToolPair.Outputs o = CmToolPair.run(rping(server, "-s", "-p", PORT, "-q", "-a", server, "-v", "-C", "" + COUNT), LIBRARY_LISTENING,
+                new CmToolPair.Side(client, ToolPair.jroce("rping", "-c", "-p", PORT, "-a", server, "-I", client, "-v", "-V", "-C", "" + COUNT, "--timeout", "60")));
         check(o);
         checkSelfConnected(o.server(), false);
     }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * Runs verbs_check (src/test/c/verbs_check.c, built by make beside the library): a program compiled against
  * rdma-core's headers that looks the library up by symbol version, moves data between two RC QPs through the
  * inline verbs, and checks the errors rdma-core gives for bad use (a table of cases, each naming the rdma-core or
- * kernel function it follows) and fork(). Its device binds 127.0.23.30. It prints "ok ..." per check and
+ * kernel function it follows) and fork(). Its device binds host 33 of {@link Tools#net}. It prints "ok ..." per check and
  * "FAIL ..." at the first failure. And librdmacm.so.1 exports every function of rdma-core's with the same symbol
  * version, as objdump reads both.
  */
@@ -24,7 +24,7 @@ class VerbsCheckTest {
     void verbsCheckPasses() throws Exception {
         Path program = Tools.nativeDir().resolve("test/verbs_check");
         assertTrue(Files.isExecutable(program), "no " + program + ": did make run?");
-        String address = "127.0.23.30";
+        String address = Tools.addr(33);
         Map<String, String> env = Map.of("JROCE_ADDR", address, "JROCE_CLASSPATH", System.getProperty("java.class.path"));
         Tools.Result r = Tools.run(env, 90, program.toString());
         assertEquals(0, r.exit(), r.output());
