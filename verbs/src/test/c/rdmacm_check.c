@@ -106,6 +106,23 @@ static void option_rules(struct rdma_event_channel *ch, uint16_t port)
 	CHECK(SET(id, RDMA_OPTION_ID_REUSEADDR, &on, sizeof(on)) == -1 && errno == EINVAL, "REUSEADDR on a listener is EINVAL", errno);
 	CHECK(SET(id, RDMA_OPTION_ID_AFONLY, &on, sizeof(on)) == -1 && errno == EINVAL, "AFONLY on a listener is EINVAL", errno);
 	CHECK(rdma_destroy_id(id) == 0 && rdma_destroy_id(ud) == 0, "the options' ids destroyed", errno);
+
+	/* REUSEADDR applied (cma.c cma_check_port): ids that all set it share a port, a listener holds its port alone */
+	struct rdma_cm_id *a, *b, *c;
+	CHECK(rdma_create_id(ch, &a, NULL, RDMA_PS_TCP) == 0 && rdma_create_id(ch, &b, NULL, RDMA_PS_TCP) == 0
+	      && rdma_create_id(ch, &c, NULL, RDMA_PS_TCP) == 0, "ids for REUSEADDR", errno);
+	struct sockaddr_in shared = { .sin_family = AF_INET, .sin_port = htons(port + 1) };
+	CHECK(SET(a, RDMA_OPTION_ID_REUSEADDR, &on, sizeof(on)) == 0 && SET(b, RDMA_OPTION_ID_REUSEADDR, &on, sizeof(on)) == 0,
+	      "REUSEADDR on two ids", errno);
+	CHECK(rdma_bind_addr(a, (struct sockaddr *)&shared) == 0 && rdma_bind_addr(b, (struct sockaddr *)&shared) == 0,
+	      "two ids with REUSEADDR bind one port", errno);
+	CHECK(rdma_bind_addr(c, (struct sockaddr *)&shared) == -1 && errno == EADDRINUSE, "a third without it is EADDRINUSE", errno);
+	CHECK(rdma_listen(a, 1) == -1 && errno == EADDRINUSE, "listening on a shared port is EADDRINUSE", errno);
+	CHECK(rdma_destroy_id(b) == 0, "the other id gone", errno);
+	CHECK(rdma_listen(a, 1) == 0, "then the port is the listener's alone", errno);
+	CHECK(SET(c, RDMA_OPTION_ID_REUSEADDR, &on, sizeof(on)) == 0, "REUSEADDR on the third", errno);
+	CHECK(rdma_bind_addr(c, (struct sockaddr *)&shared) == -1 && errno == EADDRINUSE, "REUSEADDR does not share a listener's port", errno);
+	CHECK(rdma_destroy_id(a) == 0 && rdma_destroy_id(c) == 0, "the REUSEADDR ids destroyed", errno);
 }
 
 /* A connection of the device to itself: the client connects a QP of its own (conn_param.qp_num) with
@@ -203,7 +220,7 @@ static void self_connection(const char *self, uint16_t port)
 int main(int argc, char **argv)
 {
 	if (argc != 4)
-		fail("usage: rdmacm_check SELF_IPV4 PEER_IPV4 FIRST_PORT (it uses 4 rdma_cm ports from there)", EINVAL);
+		fail("usage: rdmacm_check SELF_IPV4 PEER_IPV4 FIRST_PORT (it uses 5 rdma_cm ports from there)", EINVAL);
 	const char *self = argv[1];
 	uint16_t first = (uint16_t)atoi(argv[3]);
 	argv++;
@@ -282,9 +299,9 @@ int main(int argc, char **argv)
 	CHECK(id->qp == NULL, "rdma_destroy_qp", EINVAL);
 	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id", errno);
 	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0, "the CQ and PD are free again", errno);
-	option_rules(ch, first + 2);
+	option_rules(ch, first + 2); /* and first + 3 */
 	rdma_destroy_event_channel(ch);
-	self_connection(self, first + 3);
+	self_connection(self, first + 4);
 	printf("all ok\n");
 	return 0;
 }

@@ -189,8 +189,10 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
-	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.listen, (jint)r->handle, (jint)(backlog > 0 ? backlog : 1024));
+	jint in_use = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.listen, (jint)r->handle, (jint)(backlog > 0 ? backlog : 1024));
 	int err = rc_exception(env, "rdma_listen");
+	if (err == 0)
+		err = in_use;
 	if (err == 0) /* scripts and tests wait for this line before they start a client */
 		jv_debug("rdma_listen: listening on port %u", ntohs(rdma_get_src_port(id)));
 	return rc_fail(err);

@@ -57,7 +57,7 @@ static int look_up(JNIEnv *env)
 		{ &rc_java.create_id, "createId", "(IJI)I" },
 		{ &rc_java.destroy_id, "destroyId", "(I)V" },
 		{ &rc_java.bind, "bind", "(II)I" },
-		{ &rc_java.listen, "listen", "(II)V" },
+		{ &rc_java.listen, "listen", "(II)I" },
 		{ &rc_java.resolve_addr, "resolveAddr", "(I[BII)V" },
 		{ &rc_java.resolve_route, "resolveRoute", "(II)V" },
 		{ &rc_java.use_qp, "useQp", "(II)V" },

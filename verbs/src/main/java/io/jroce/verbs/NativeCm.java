@@ -142,8 +142,15 @@ public final class NativeCm {
         }
     }
 
-    public static void listen(int id, int backlog) {
-        id(id).listen(Math.max(1, backlog));
+    /** rdma_listen: 0, or EADDRINUSE when other ids share the port (REUSEADDR); the agent's message names that errno. */
+    public static int listen(int id, int backlog) {
+        try {
+            id(id).listen(Math.max(1, backlog));
+            return 0;
+        } catch (IllegalStateException e) {
+            if (e.getMessage() != null && e.getMessage().contains("(EADDRINUSE)")) return EADDRINUSE;
+            throw e;
+        }
     }
 
     public static void resolveAddr(int id, byte[] destination, int port, int timeoutMs) throws UnknownHostException {

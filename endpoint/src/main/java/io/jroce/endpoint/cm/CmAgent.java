@@ -97,8 +97,11 @@ public final class CmAgent implements AutoCloseable {
     final Map<Integer, CmId> byLocalQpn = new HashMap<>();
     /** Listeners by service ID. */
     final Map<Long, CmId> listeners = new HashMap<>();
-    /** Bound ports by service ID (each port space has its own ports). */
-    private final Set<Long> boundPorts = new HashSet<>();
+    /**
+     * Bound ports by service ID (each port space has its own ports) with the ids that hold each: more than one only
+     * while every one of them set RDMA_OPTION_ID_REUSEADDR and none listens (cma.c cma_check_port).
+     */
+    private final Map<Long, List<CmId>> boundPorts = new HashMap<>();
     final Set<CmId> ids = new HashSet<>();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong inboundOverflow = new AtomicLong();
@@ -255,13 +258,18 @@ public final class CmAgent implements AutoCloseable {
         need(id, CmId.State.IDLE);
         if (id.localPort != 0) throw new IllegalStateException(id + " is already bound");
         if (p < 0 || p > 0xFFFF) throw new IllegalArgumentException("port must be 0..65535, not " + p);
-        id.localPort = p == 0 ? ephemeralPort(id.portSpace) : reservePort(id.portSpace, p);
+        id.localPort = p == 0 ? ephemeralPort(id) : reservePort(id, p);
         return null;
     }
 
     Void listen(CmId id, int backlog) {
         need(id, CmId.State.IDLE);
-        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
+        if (id.localPort == 0) id.localPort = ephemeralPort(id);
+        // cma.c rdma_listen: a listener holds its port alone, REUSEADDR or not (cma_check_port without reuse)
+        List<CmId> holders = boundPorts.get(id.portSpace.serviceId(id.localPort));
+        if (holders != null && holders.size() > 1) {
+            throw new IllegalStateException("rdma_cm port " + id.localPort + " is shared by other ids (EADDRINUSE)");
+        }
         id.backlog = backlog <= 0 ? 128 : backlog;
         id.state = CmId.State.LISTEN;
         listeners.put(id.portSpace.serviceId(id.localPort), id);
@@ -280,7 +288,7 @@ public final class CmAgent implements AutoCloseable {
         if ((dst instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
             throw new IllegalArgumentException(dst.getHostAddress() + " is not of the device's address family");
         }
-        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
+        if (id.localPort == 0) id.localPort = ephemeralPort(id);
         id.remoteAddress = dst;
         id.remotePort = p;
         id.peer = dst;
@@ -932,21 +940,35 @@ public final class CmAgent implements AutoCloseable {
         return c;
     }
 
-    private int ephemeralPort(CmPortSpace ps) {
+    private int ephemeralPort(CmId id) {
         for (int i = 0; i < 65536; i++) {
             int p = 32768 + rnd.nextInt(61000 - 32768);
-            if (boundPorts.add(ps.serviceId(p))) return p;
+            long sid = id.portSpace.serviceId(p);
+            if (!boundPorts.containsKey(sid)) {
+                boundPorts.put(sid, new ArrayList<>(List.of(id)));
+                return p;
+            }
         }
         throw new IllegalStateException("no free rdma_cm port");
     }
 
-    private int reservePort(CmPortSpace ps, int p) {
-        if (!boundPorts.add(ps.serviceId(p))) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+    /** cma.c cma_check_port: a port another id holds is EADDRINUSE unless both set REUSEADDR and it does not listen. */
+    private int reservePort(CmId id, int p) {
+        List<CmId> holders = boundPorts.computeIfAbsent(id.portSpace.serviceId(p), k -> new ArrayList<>());
+        for (CmId h : holders) {
+            if (!(id.reuseAddr && h.reuseAddr && h.state != CmId.State.LISTEN)) {
+                throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+            }
+        }
+        holders.add(id);
         return p;
     }
 
     void releasePort(CmId id) {
-        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.portSpace.serviceId(id.localPort));
+        if (id.listener != null || id.localPort == 0) return;
+        long sid = id.portSpace.serviceId(id.localPort);
+        List<CmId> holders = boundPorts.get(sid);
+        if (holders != null && holders.remove(id) && holders.isEmpty()) boundPorts.remove(sid);
     }
 
     static void toInit(QueuePair qp) {
