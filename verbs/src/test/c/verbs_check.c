@@ -217,6 +217,11 @@ static void bad_use(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *c
 	report(&(struct bad_case){ "ibv_post_recv of more SGEs than max_recv_sge", "providers/rxe/rxe.c rxe_post_one_recv", EINVAL,
 				   ibv_post_recv(q, &rmany, &rbad) });
 
+	report(&(struct bad_case){ "ibv_resize_cq", "libibverbs dummy_ops.c resize_cq: jroce's device cannot resize", EOPNOTSUPP,
+				   ibv_resize_cq(cq, 128) });
+	CHECK(ibv_rate_to_mbps(IBV_RATE_100_GBPS) == 103125 && mbps_to_ibv_rate(25781) == IBV_RATE_25_GBPS
+	      && ibv_rate_to_mult(IBV_RATE_40_GBPS) == 16 && ibv_rate_to_mult(IBV_RATE_14_GBPS) == -1
+	      && mult_to_ibv_rate(48) == IBV_RATE_120_GBPS, "the rate conversions", EINVAL);
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	CHECK(mw == NULL && errno == EOPNOTSUPP, "bad use: ibv_alloc_mw is EOPNOTSUPP (jroce has no memory windows; verbs.h ibv_alloc_mw without the op)", errno);
 	report(&(struct bad_case){ "ibv_dealloc_pd of a PD with a QP and a region", "kernel uverbs_std_types.c uverbs_free_pd: ib_destroy_usecnt", EBUSY,

@@ -51,6 +51,37 @@ class VerbsCheckTest {
         assertEquals(theirs, ours);
     }
 
+    /** Where Debian puts rdma-core's libibverbs (libibverbs1). */
+    private static final Path RDMA_CORE_IBVERBS = Path.of("/usr/lib/x86_64-linux-gnu/libibverbs.so.1");
+
+    /**
+     * libibverbs.so.1 defines every function of rdma-core's with the same default version (what a program linking
+     * today binds); the hidden IBVERBS_1.0 compatibility versions of 2007's ABI and the release-bound private node
+     * are left out of the comparison.
+     */
+    @Test
+    void libibverbsExportsRdmaCoresSymbolsWithTheirVersions() throws Exception {
+        assertTrue(Files.isReadable(RDMA_CORE_IBVERBS), "no " + RDMA_CORE_IBVERBS + ": apt-get install libibverbs-dev");
+        Set<String> theirs = defaultVersions(RDMA_CORE_IBVERBS);
+        Set<String> ours = defaultVersions(Tools.nativeDir().resolve("libibverbs.so.1"));
+        assertTrue(theirs.contains("IBVERBS_1.1 ibv_alloc_pd") && theirs.contains("IBVERBS_1.14 ibv_query_qp_data_in_order"), theirs.toString());
+        assertEquals(theirs, ours);
+    }
+
+    /** "VERSION name" of each function defined under a public IBVERBS_1.x node as its default version (objdump -T). */
+    private static Set<String> defaultVersions(Path library) throws Exception {
+        Tools.Result r = Tools.run(Map.of(), 30, Tools.tool("objdump", "binutils"), "-T", library.toString());
+        assertEquals(0, r.exit(), r.output());
+        Set<String> symbols = new TreeSet<>();
+        for (String line : Tools.lines(r.output())) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length < 4 || !line.contains(" DF ") || line.contains("*UND*")) continue;
+            String version = f[f.length - 2]; // a hidden (non-default) version is shown in parentheses
+            if (version.startsWith("IBVERBS_1.")) symbols.add(version + " " + f[f.length - 1]);
+        }
+        return symbols;
+    }
+
     /** "VERSION name" of each function a library defines under a version node (objdump -T). */
     private static Set<String> exported(Path library) throws Exception {
         Tools.Result r = Tools.run(Map.of(), 30, Tools.tool("objdump", "binutils"), "-T", library.toString());
