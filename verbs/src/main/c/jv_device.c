@@ -312,12 +312,12 @@ static void fill_device_attr(const struct jv_device *d, struct ibv_device_attr *
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
 	a->max_qp = 1 << 16;
-	a->max_qp_wr = 1 << 16;
+	a->max_qp_wr = JV_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID;
-	a->max_sge = 32;
-	a->max_sge_rd = 32;
+	a->max_sge = JV_MAX_SGE;
+	a->max_sge_rd = JV_MAX_SGE;
 	a->max_cq = 1 << 16;
-	a->max_cqe = (1 << 22) - 1;
+	a->max_cqe = JV_MAX_CQE;
 	a->max_mr = 1 << 16;
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = 16;           /* QueuePair.MAX_RD_ATOMIC */
