@@ -320,9 +320,9 @@ static void fill_device_attr(const struct jv_device *d, struct ibv_device_attr *
 	a->max_cqe = JV_MAX_CQE;
 	a->max_mr = 1 << 16;
 	a->max_pd = 1 << 16;
-	a->max_qp_rd_atom = 16;           /* QueuePair.MAX_RD_ATOMIC */
-	a->max_qp_init_rd_atom = 16;
-	a->max_res_rd_atom = 16 << 16;
+	a->max_qp_rd_atom = 128;          /* QueuePair.MAX_RD_ATOMIC, as rxe's RXE_MAX_QP_RD_ATOM */
+	a->max_qp_init_rd_atom = 128;
+	a->max_res_rd_atom = 128 << 16;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = 1 << 16;
 	a->max_pkeys = 1;

@@ -31,6 +31,8 @@ final class Responder {
     private long writeRemaining;
     private long writeTotal;
     private ResponderResource[] resources = new ResponderResource[0];
+    /** Resources made so far: {@code resources[0..resourcesUsed)} (they are taken in turn from the first). */
+    private int resourcesUsed;
     private int nextResource;
     private boolean pumpScheduled;
     /** What becomes of requests past the expected PSN: {@link InOrder} (plain IBA) or a {@link ReorderStore}. */
@@ -76,8 +78,8 @@ final class Responder {
         inProgress = null;
         writeMr = null;
         int n = Math.max(1, maxDestRdAtomic);
-        resources = new ResponderResource[n];
-        for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
+        resources = new ResponderResource[n]; // made when first used: a QP given 128 may never use more than a few
+        resourcesUsed = 0;
         nextResource = 0;
         if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
             if (reorderStore == null) reorderStore = new ReorderStore(this, qp, ctx);
@@ -358,12 +360,16 @@ final class Responder {
 
     private int streamingCount() {
         int c = 0;
-        for (ResponderResource r : resources) if (r.valid && r.streaming) c++;
+        for (int i = 0; i < resourcesUsed; i++) if (resources[i].valid && resources[i].streaming) c++;
         return c;
     }
 
     private ResponderResource allocResource() {
         ResponderResource r = resources[nextResource];
+        if (r == null) {
+            r = resources[nextResource] = new ResponderResource();
+            resourcesUsed = nextResource + 1;
+        }
         nextResource = (nextResource + 1) % resources.length;
         r.streaming = false;
         return r;
@@ -406,7 +412,8 @@ final class Responder {
 
     private ResponderResource oldestStreaming() {
         ResponderResource best = null;
-        for (ResponderResource r : resources) {
+        for (int i = 0; i < resourcesUsed; i++) {
+            ResponderResource r = resources[i];
             if (r.valid && r.streaming && (best == null || Psn.compare(r.nextPsn, best.nextPsn) < 0)) best = r;
         }
         return best;
@@ -526,7 +533,8 @@ final class Responder {
             case RDMA_READ_REQUEST -> {
                 long va = p.reth().va();
                 long len = p.reth().dmaLengthUnsigned();
-                for (ResponderResource r : resources) {
+                for (int i = 0; i < resourcesUsed; i++) {
+                    ResponderResource r = resources[i];
                     if (!r.valid || r.atomic) continue;
                     if (Psn.compare(psn, r.firstPsn) < 0 || Psn.compare(psn, r.lastPsn) > 0) continue;
                     // the retry must ask for the same bytes or a tail of them, under the same key
@@ -543,7 +551,8 @@ final class Responder {
                 ctx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
             }
             case COMPARE_SWAP, FETCH_ADD -> {
-                for (ResponderResource r : resources) {
+                for (int i = 0; i < resourcesUsed; i++) {
+                    ResponderResource r = resources[i];
                     if (r.valid && r.atomic && r.firstPsn == psn) {
                         sendAtomicAck(psn, r.original, r.msn); // never executed twice
                         return;

@@ -39,7 +39,7 @@ class DeviceToolsTest {
         assertTrue(out.contains("link_layer:\t\tEthernet\n"), out);
         // loopback's MTU (65536) less the headers rounds down to 4096, as rdma_rxe computes it
         assertTrue(out.contains("active_mtu:\t\t4096 (5)\n"), out);
-        assertTrue(out.contains("max_qp_rd_atom:\t\t\t16\n"), out);
+        assertTrue(out.contains("max_qp_rd_atom:\t\t\t128\n"), out);
         assertTrue(out.contains("GID[  0]:\t\t" + linkLocal(address) + ", RoCE v2\n"), out);
         assertTrue(out.contains("GID[  1]:\t\t::ffff:" + address + ", RoCE v2\n"), out);
         assertEquals(2, out.split("GID\\[").length - 1, out);
