@@ -47,7 +47,7 @@ for rep in $(seq 1 "$REPS"); do
         wait "$rxpid" || echo "gro-ab: server $mode $rep failed" >&2
         wait
         # the steady window: from the client's first progress line (about 1 s into the transfer) to its last
-        read -r t0 m0 t1 m1 < <(awk '$3 == "perf:" && $7 == "messages," { if (!n++) { a = $1; b = $6 } c = $1; e = $6 } END { print a, b, c, e }' "$d.tx.err")
+        read -r t0 m0 t1 m1 < <(awk '$3 == "perf:" && $7 == "iterations," { if (!n++) { a = $1; b = $6 } c = $1; e = $6 } END { print a, b, c, e }' "$d.tx.err")
         gbit=$(awk -v t0="$t0" -v t1="$t1" -v m0="$m0" -v m1="$m1" -v s="$SIZE" 'BEGIN { if (t1 > t0) printf "%.3f", (m1 - m0) * s * 8 / (t1 - t0) / 1e9; else print "-" }')
         rxcpu=$(awk -v a="$(ticks_at "$d.rx.cpu" "$t0")" -v b="$(ticks_at "$d.rx.cpu" "$t1")" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / 100 / (t1 - t0) }')
         txcpu=$(awk -v a="$(ticks_at "$d.tx.cpu" "$t0")" -v b="$(ticks_at "$d.tx.cpu" "$t1")" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / 100 / (t1 - t0) }')

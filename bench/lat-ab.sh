@@ -66,13 +66,7 @@ for rep in $(seq 1 "$REPS"); do
         echo "$rep,$kind,$load,${typ:-0},${p99:-0}" | tee -a "$OUT/runs.csv"
     done
 done
-awk -F, 'NR > 1 { t[$2] = t[$2] " " $4; p[$2] = p[$2] " " $5 }
-    function median(s,   a, n, i, j, x) { n = split(s, a, " ")
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { x = a[i]; a[i] = a[j]; a[j] = x }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-    function spread(s,   a, n, i, lo, hi) { n = split(s, a, " "); lo = hi = a[1]
-        for (i = 2; i <= n; i++) { if (a[i] + 0 < lo + 0) lo = a[i]; if (a[i] + 0 > hi + 0) hi = a[i] }
-        return lo "-" hi }
+awk -F, "$AB_STATS"'NR > 1 { t[$2] = t[$2] " " $4; p[$2] = p[$2] " " $5 }
     END { ut = median(t["udp"]); up = median(p["udp"])
         printf "kind,rtt_typical_median_us,spread,ratio_to_udp,rtt_p99_median_us,spread,ratio_to_udp\n"
         n = split("udp invoked dedicated", k, " ")

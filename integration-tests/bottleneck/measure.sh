@@ -18,10 +18,15 @@
 # part): LOSSES, LOSS_SECS (10),
 # TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
 # LIMIT (256kb), EXT (perf --jroce-extensions on every process: none (default, Go-Back-N), sr, cc, all), OUT (a new /tmp directory: the raw JSON and stderr of every process),
+# QPS (1: QPs per flow process, each QP a flow; perf's per-QP progress counts tell them apart), SIZE (1048576: message
+# bytes), PROGRESS (200ms: the clients' progress interval, the time series' resolution),
+# LATE (seconds, off by default: one more single-QP flow starts that long after the others; the table gives how long it
+# takes, from its own start, to move 0.8 x the link's rate / flows over half a second),
 # STEADY ("FROM:SECS", e.g. 25:30, off by default): also measure the flows in a window from FROM to FROM+SECS seconds
 # after the clients start, once every JVM has compiled its hot code (on 2 cores, ten JVMs starting together spend about
 # half the CPU in their JIT compilers for the first 20 s): the bottleneck's rate, drops and Jain's index over that window
-# (per-flow rates from perf's per-second progress lines). Prints markdown table rows; leaves the bed down.
+# (per-flow rates from perf's progress lines). Prints markdown table rows, and writes each flow's rate over 1 s windows
+# to OUT/flows-N-qQ-series.dat (one gnuplot block per flow, for chart.sh); leaves the bed down.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +48,10 @@ STEADY=${STEADY:-}
 OUT=${OUT:-$(mktemp -d /tmp/jroce-bottleneck.XXXXXX)}
 NS_S=jroce-tbf-snd
 NS_R=jroce-tbf-rcv
-SIZE=1048576
+SIZE=${SIZE:-1048576}
+QPS=${QPS:-1}
+LATE=${LATE:-}
+PROGRESS=${PROGRESS:-200ms}
 
 [ -f "$JAR" ] || { echo "measure.sh: build the jar first (mvn -pl cli -am package): $JAR" >&2; exit 1; }
 mkdir -p "$OUT"
@@ -56,54 +64,75 @@ field() { grep -o "\"$1\":[0-9.]*" "$2" 2>/dev/null | head -1 | cut -d: -f2; }
 counter() { grep -o "[ ]$1=[0-9]*" "$2" 2>/dev/null | head -1 | cut -d= -f2; }
 now() { date +%s.%N; }
 # goodput FILE.json FILE.err: perf's bw_avg_gbit_s, or for a run stopped at the cap its last progress line
-# ("jroce perf: T s, M messages, R msg/sec, X MB/sec", MB = 2^20 bytes)
+# ("jroce perf: T s: M iterations, BW average X MB/sec, MsgRate R Mpps", MB = 2^20 bytes)
 goodput() {
     local g
     g=$(field bw_avg_gbit_s "$1")
     if [ -n "$g" ]; then echo "$g"; return; fi
     grep '^jroce perf: .* MB/sec' "$2" | tail -1 |
-        awk '{ printf "%.3f (cut at %s s, %s messages)", $(NF-1) * 1048576 * 8 / 1e9, $3, $5 }'
+        awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^MB\/sec/) bw = $(i - 1)
+               printf "%.3f (cut at %s s, %s messages)", bw * 1048576 * 8 / 1e9, $3, $5 }'
 }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); --jroce-extensions $EXT; raw output in $OUT"
 
-echo
-echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback)"
-echo "| drop=P per process | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
-echo "|---|---|---|---|---|---|---|"
-"$bed" up --pairs 1 >/dev/null || exit 1
-for tp in $TAIL_PROBES; do
-    for p in $LOSSES; do
-        tag=$OUT/loss-$p-tp$tp
-        chaos_s=() chaos_c=()
-        if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
-        cap=$((LOSS_SECS + CAP))
-        timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
-            --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
-        spid=$!
-        timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" \
-            --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
-        crc=$?
-        wait $spid
-        src=$?
-        echo "| $p | $tp | $crc/$src | $(goodput "$tag-client.json" "$tag-client.err") | $(counter packets_out "$tag-client.err") | $(counter retransmits "$tag-client.err") | $(counter timeouts "$tag-client.err") |"
+if [ -n "$LOSSES" ]; then
+    echo
+    echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback)"
+    echo "| drop=P per process | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
+    echo "|---|---|---|---|---|---|---|"
+    "$bed" up --pairs 1 >/dev/null || exit 1
+    for tp in $TAIL_PROBES; do
+        for p in $LOSSES; do
+            tag=$OUT/loss-$p-tp$tp
+            chaos_s=() chaos_c=()
+            if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
+            cap=$((LOSS_SECS + CAP))
+            timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
+                --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
+            spid=$!
+            timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write 127.0.0.1 --bind 127.0.0.2 -m 4096 -s $SIZE -D "$LOSS_SECS" \
+                --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_c[@]}" >"$tag-client.json" 2>"$tag-client.err"
+            crc=$?
+            wait $spid
+            src=$?
+            echo "| $p | $tp | $crc/$src | $(goodput "$tag-client.json" "$tag-client.err") | $(counter packets_out "$tag-client.err") | $(counter retransmits "$tag-client.err") | $(counter timeouts "$tag-client.err") |"
+        done
     done
-done
+fi
 
 echo
-echo "## N flows through the bottleneck (tbf rate $RATE limit $LIMIT; WRITE 1 MiB, MTU 4096, ${SECS} s each; 64-byte SEND probe, $PROBE_ITERS iterations)"
-echo "| flows | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | tbf Gbit/s over the window | probe t_typical / p99 / p99.9 us | probe timeouts | client retransmits / timeouts | steady window (STEADY): link, drops, Jain, per-flow |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-# steady_cols N FROM SECS STATS_A STATS_B TAG: "link Gbit/s, drops %, Jain, per-flow Gbit/s" over the steady window, or "-"
-steady_cols() {
-    local n=$1 from=$2 secs=$3 a=$4 b=$5 tag=$6 i rates=""
-    [ -n "$a" ] && [ -n "$b" ] || { echo "-"; return; }
-    for i in $(seq 1 "$n"); do
-        # messages completed by second FROM and by second FROM+SECS of the client's own progress lines
-        rates="$rates $(awk -v f="$from" -v t="$((from + secs))" -v size="$SIZE" '/^jroce perf: [0-9]+ s, [0-9]+ messages/ {
-                if ($3 <= f) { mf = $5; sf = $3 } if ($3 <= t) { mt = $5; st = $3 } }
-            END { printf "%.3f", (st > sf ? (mt - mf) * size * 8 / (st - sf) / 1e9 : 0) }' "$tag-client$i.err")"
+echo "## N flows through the bottleneck (tbf rate $RATE limit $LIMIT; WRITE $SIZE B, MTU 4096, ${SECS} s each, $QPS QP(s) per process; 64-byte SEND probe, $PROBE_ITERS iterations)"
+echo "| flows (processes x QPs) | exits ok | aggregate Gbit/s (first start..last exit) | sum of per-flow Gbit/s | per-flow Gbit/s | Jain | bottleneck drops % (dropped/sent pkts) | tbf Gbit/s over the window | probe t_typical / p99 / p99.9 us | probe timeouts | client retransmits / timeouts | steady window (STEADY): link, drops, Jain, per-flow | late joiner (LATE): s to 0.8 of link/flows |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# series TAG CLIENTS: one row "flow t count" per flow and progress line ("jroce perf: T s: N iterations, ...[; per QP:
+# N1 N2 ...]"), t the line's wall-clock stamp (added by stamp) less t0; flows numbered from 1 across the clients in order
+# (a client with one QP is one flow). Also writes each client's run start (the stamp of its first line less its T, in
+# s after t0) to $TAG-client$i.start.
+series() {
+    local tag=$1 k=$2 i base=0
+    for i in $(seq 1 "$k"); do
+        awk -v t0="$t0" -v base="$base" -v startf="$tag-client$i.start" '$2 == "jroce" && $3 == "perf:" && $5 == "s:" && $7 == "iterations," {
+                t = $1 - t0; if (!started) { printf "%.3f\n", t - $4 >startf; started = 1 }
+                q = index($0, "; per QP:")
+                if (q == 0) { print base + 1, t, $6; next }
+                n = split(substr($0, q + 9), c, " "); for (j = 1; j <= n; j++) print base + j, t, c[j] }' "$tag-client$i.err"
+        base=$((base + $(cat "$tag-client$i.qps")))
     done
+}
+# stamp: copies stdin to stdout, each line prefixed with the wall clock (seconds, 3 decimals) when it was read
+stamp() { perl -MTime::HiRes=time -ne '$| = 1; printf "%.3f %s", time, $_'; }
+# window_rates ROWS FROM TO NFLOWS: each flow's Gbit/s between the progress lines nearest FROM and TO
+window_rates() {
+    awk -v f="$2" -v t="$3" -v n="$4" -v size="$SIZE" '{
+            if ($2 <= f + 0.0001) { mf[$1] = $3; tf[$1] = $2; seen[$1] = 1 } if ($2 <= t + 0.0001) { mt[$1] = $3; tt[$1] = $2 } }
+        END { for (i = 1; i <= n; i++) printf " %.3f", (seen[i] && tt[i] > tf[i] ? (mt[i] - mf[i]) * size * 8 / (tt[i] - tf[i]) / 1e9 : 0) }' "$1"
+}
+# steady_cols ROWS FROM SECS STATS_A STATS_B NFLOWS: "link Gbit/s, drops %, Jain, per-flow Gbit/s" over the steady window, or "-"
+steady_cols() {
+    local rows=$1 from=$2 secs=$3 a=$4 b=$5 n=$6 rates
+    [ -n "$a" ] && [ -n "$b" ] || { echo "-"; return; }
+    rates=$(window_rates "$rows" "$from" "$((from + secs))" "$n")
     awk -v a="$a" -v b="$b" -v secs="$secs" -v rates="$rates" 'function get(s, k,   m) {
             if (match(s, k "=[0-9]+")) { m = substr(s, RSTART, RLENGTH); sub(/.*=/, "", m); return m + 0 } return 0 }
         BEGIN { bytes = get(b, "sent_bytes") - get(a, "sent_bytes"); pk = get(b, "sent_packets") - get(a, "sent_packets")
@@ -112,12 +141,27 @@ steady_cols() {
             printf "%.3f Gbit/s, drops %.3f %%, Jain %.3f, flows%s", bytes * 8 / secs / 1e9, (pk + dr ? 100 * dr / (pk + dr) : 0),
                 (q > 0 ? s * s / (k * q) : 0), rates }'
 }
+# late_share ROWS FLOW NFLOWS START: seconds from the late flow's run start (START, s after t0) until its rate over the last half second first reaches 0.8 x the link's rate / NFLOWS, or "never"
+late_share() {
+    local link
+    link=$(awk -v r="$RATE" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1e9; else if (r ~ /mbit/) v *= 1e6; print v / 1e9 }')
+    awk -v fl="$2" -v n="$3" -v off="$4" -v link="$link" -v size="$SIZE" '$1 == fl { k++; t[k] = $2 - off; c[k] = $3 }
+        END { want = 0.8 * link / n
+            for (j = 2; j <= k; j++) for (i = j - 1; i >= 1; i--) if (t[j] - t[i] >= 0.5) {
+                if ((c[j] - c[i]) * size * 8 / (t[j] - t[i]) / 1e9 >= want) { printf "%.1f s (want %.3f Gbit/s)", t[j], want; exit }
+                break }
+            printf "never (want %.3f Gbit/s)", want }' "$1"
+}
 for n in $FLOWS; do
-    tag=$OUT/flows-$n
-    "$bed" up --rate "$RATE" --limit "$LIMIT" --pairs $(( n > 0 ? n : 1 )) >/dev/null || exit 1
+    tag=$OUT/flows-$n-q$QPS
+    late=0; [ -n "$LATE" ] && [ "$n" -gt 0 ] && late=1
+    k=$((n + late)) # client processes: N, and the late joiner (one QP)
+    "$bed" up --rate "$RATE" --limit "$LIMIT" --pairs $(( k > 0 ? k : 1 )) >/dev/null || exit 1
     servers=() clients=()
-    for i in $(seq 1 "$n"); do
-        jroce "$NS_R" perf write --bind 10.198.0.$((100 + i)) -m 4096 -s $SIZE -D "$SECS" --timeout 60 --json \
+    for i in $(seq 1 "$k"); do
+        q=$QPS; [ "$i" -gt "$n" ] && q=1
+        echo "$q" >"$tag-client$i.qps"
+        jroce "$NS_R" perf write --bind 10.198.0.$((100 + i)) -m 4096 -s $SIZE -q "$q" -D "$SECS" --timeout 60 --json \
             >"$tag-server$i.json" 2>"$tag-server$i.err" &
         servers+=($!)
     done
@@ -125,15 +169,24 @@ for n in $FLOWS; do
         >"$tag-probe-server.json" 2>"$tag-probe-server.err" &
     probe_server=$!
     t0=$(now)
-    for i in $(seq 1 "$n"); do
+    # client CLIENT_INDEX QPS DURATION: a flow sender; its stderr lines stamped with the wall clock (stamp)
+    client() {
         # a client retries its TCP connection until its server listens (--timeout)
-        jroce "$NS_S" perf write 10.198.0.$((100 + i)) --bind 10.198.0.$i -m 4096 -s $SIZE -D "$SECS" --timeout 60 --json --counters \
-            >"$tag-client$i.json" 2>"$tag-client$i.err" &
+        jroce "$NS_S" perf write 10.198.0.$((100 + $1)) --bind 10.198.0.$1 -m 4096 -s $SIZE -q "$2" -D "$3" --timeout 60 --json --counters \
+            --progress "$PROGRESS" >"$tag-client$1.json" 2> >(stamp >"$tag-client$1.err")
+    }
+    for i in $(seq 1 "$n"); do
+        client "$i" "$QPS" "$SECS" &
         clients+=($!)
     done
     jroce "$NS_S" perf send 10.198.0.150 --lat --bind 10.198.0.50 -s 64 -n "$PROBE_ITERS" --timeout 60 --json --counters \
         >"$tag-probe.json" 2>"$tag-probe.err" &
     probe=$!
+    if [ "$late" = 1 ]; then
+        # the late joiner ends with the others
+        (sleep "$LATE"; client "$k" 1 "$(awk -v s="$SECS" -v l="$LATE" 'BEGIN { print (s - l > 5 ? s - l : 5) }')") &
+        clients+=($!)
+    fi
     steady_a="" steady_b="" s_from=0 s_secs=0
     if [ -n "$STEADY" ] && [ "$n" -gt 0 ]; then
         s_from=${STEADY%%:*} s_secs=${STEADY##*:}
@@ -145,29 +198,43 @@ for n in $FLOWS; do
     t1=$(now)
     for pid in "${servers[@]}"; do wait "$pid" || ok=$((ok - 1000)); done
     wait $probe; wait $probe_server
+    wait # the stamp processes, so every client's stderr is complete
     stats=$("$bed" stats)
+    nf=$((n * QPS + late))
+    rows=$tag-rows.txt
+    series "$tag" "$k" >"$rows"
+    # the chart's time series: each flow's Gbit/s over 1 s windows, one gnuplot block per flow
+    awk -v size="$SIZE" '{ k[$1]++; t[$1, k[$1]] = $2; c[$1, k[$1]] = $3; if ($1 > nf) nf = $1 }
+        END { for (f = 1; f <= nf; f++) { printf "# flow %d\n", f
+                for (j = 2; j <= k[f]; j++) for (i = j - 1; i >= 1; i--) if (t[f, j] - t[f, i] >= 1 - 1e-6 || i == 1) {
+                    printf "%.3f %.4f\n", t[f, j], (c[f, j] - c[f, i]) * size * 8 / (t[f, j] - t[f, i]) / 1e9; break }
+                printf "\n\n" } }' "$rows" >"$tag-series.dat"
     rates="" bytes=0 retx=0 tmo=0
-    for i in $(seq 1 "$n"); do
-        rates="$rates $(field bw_avg_gbit_s "$tag-client$i.json")"
+    for i in $(seq 1 "$k"); do
         bytes=$(( bytes + ${SIZE} * $(field iterations "$tag-client$i.json" || echo 0) ))
         retx=$(( retx + $(counter retransmits "$tag-client$i.err" || echo 0) ))
         tmo=$(( tmo + $(counter timeouts "$tag-client$i.err" || echo 0) ))
     done
+    # each flow's whole-run rate from its own first to last progress line
+    rates=$(awk -v size="$SIZE" '{ if (!($1 in t0)) { t0[$1] = $2; c0[$1] = $3 } t1[$1] = $2; c1[$1] = $3; if ($1 > nf) nf = $1 }
+        END { for (f = 1; f <= nf; f++) printf " %.3f", (t1[f] > t0[f] ? (c1[f] - c0[f]) * size * 8 / (t1[f] - t0[f]) / 1e9 : 0) }' "$rows")
+    late_col="-"
+    [ "$late" = 1 ] && late_col=$(late_share "$rows" "$nf" "$nf" "$(cat "$tag-client$k.start")")
     echo "$stats t0=$t0 t1=$t1" >"$tag-bottleneck.txt"
     sent=$(echo "$stats" | grep -o 'sent_bytes=[0-9]*' | cut -d= -f2)
     pkts=$(echo "$stats" | grep -o 'sent_packets=[0-9]*' | cut -d= -f2)
     drops=$(echo "$stats" | grep -o 'dropped=[0-9]*' | cut -d= -f2)
     pct=$(echo "$stats" | grep -o 'drop_pct=[0-9.]*' | cut -d= -f2)
-    awk -v n="$n" -v ok="$ok" -v rates="$rates" -v bytes="$bytes" -v sent="$sent" -v t0="$t0" -v t1="$t1" \
+    awk -v n="$n" -v q="$QPS" -v late="$late" -v k="$k" -v ok="$ok" -v rates="$rates" -v bytes="$bytes" -v sent="$sent" -v t0="$t0" -v t1="$t1" \
         -v pct="$pct" -v drops="$drops" -v pkts="$pkts" -v retx="$retx" -v tmo="$tmo" -v ptmo="$(counter timeouts "$tag-probe.err")" \
-        -v typ="$(field t_typical_us "$tag-probe.json")" -v p99="$(field t_99_us "$tag-probe.json")" \
-        -v p999="$(field t_99_9_us "$tag-probe.json")" -v steady="$(steady_cols "$n" "$s_from" "$s_secs" "$steady_a" "$steady_b" "$tag")" 'BEGIN {
-        w = t1 - t0; k = split(rates, r, " "); s = 0; q = 0
-        for (i = 1; i <= k; i++) { s += r[i]; q += r[i] * r[i] }
-        jain = (q > 0 ? s * s / (k * q) : 0)
+        -v typ="$(field t_typical_us "$tag-probe.json")" -v p99="$(field t_99_us "$tag-probe.json")" -v latecol="$late_col" \
+        -v p999="$(field t_99_9_us "$tag-probe.json")" -v steady="$(steady_cols "$rows" "$s_from" "$s_secs" "$steady_a" "$steady_b" "$((n * QPS + late))")" 'BEGIN {
+        w = t1 - t0; m = split(rates, r, " "); s = 0; sq = 0
+        for (i = 1; i <= m; i++) { s += r[i]; sq += r[i] * r[i] }
+        jain = (sq > 0 ? s * s / (m * sq) : 0)
         # with no flow there is no window: the probe alone
         wire = (n > 0 ? sprintf("%.3f", sent * 8 / w / 1e9) : "-")
-        printf "| %d | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %s | %s / %s / %s | %s | %d / %d | %s |\n",
-            n, (n > 0 ? ok "/" n : "-"), (n > 0 ? bytes * 8 / w / 1e9 : 0), s, (k ? rates : "-"), jain, pct, drops, pkts,
-            wire, typ, p99, p999, ptmo, retx, tmo, steady }'
+        printf "| %d (%d x %d%s) | %s | %.3f | %.3f | %s | %.3f | %s (%s/%s) | %s | %s / %s / %s | %s | %d / %d | %s | %s |\n",
+            n * q + late, n, q, (late ? " + 1 late" : ""), (n > 0 ? ok "/" k : "-"), (n > 0 ? bytes * 8 / w / 1e9 : 0), s, (m ? rates : "-"), jain,
+            pct, drops, pkts, wire, typ, p99, p999, ptmo, retx, tmo, steady, latecol }'
 done

@@ -4,7 +4,8 @@
 # integration-tests/rxe/lab.
 #
 #   integration-tests/rxe/interop.sh           smoke subset (pingpong, write/read bw, atomic, rping, write_bw -R,
-#                                              ucmatose -c 4, udaddy; both roles; one pingpong over IPv6)
+#                                              ucmatose -c 4, udaddy, ib_write_bw and rping through jroce's verbs
+#                                              libraries; both roles; one pingpong over IPv6)
 #   integration-tests/rxe/interop.sh --full    the whole matrix at RoCE MTU 1024 and 4096, UD pingpong, rping,
 #                                              ucmatose, udaddy and perftest -R (rdma_cm) with the CM's failure paths,
 #                                              the loss cases, IPv6
@@ -12,6 +13,9 @@
 #   integration-tests/rxe/interop.sh --ipv6    only the IPv6 cases (RoCEv2 over IPv6, rxe's IPv6 GID index)
 #   integration-tests/rxe/interop.sh --cm      only the connection manager cases (cm-cases.sh: rdma_server/client,
 #                                              ucmatose, udaddy, rping with the RTU dropped and either side stopping)
+#   integration-tests/rxe/interop.sh --verbs   rdma-core's and perftest's own programs on the host through jroce's
+#                                              verbs libraries (jroce exec) against the same programs on rxe, both
+#                                              roles, each case checked on a capture of the guest's tap
 #   options: --only REGEX (cases whose name matches), --loss-percent N (default 3),
 #            --out DIR (logs + pcaps; default a new /tmp/jroce-rxe-interop.XXXX)
 #
@@ -33,17 +37,18 @@ NS=rxelab
 JAR=$REPO/cli/target/jroce.jar
 HOST_IP=10.77.0.1 HOST_IP6=fd77::1
 declare -A GIP=([A]=10.77.0.11 [B]=10.77.0.12) GIP6=([A]=fd77::11 [B]=fd77::12)
-FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3 IPV6_ONLY=0 CM_ONLY=0
+FULL=0 ONLY= OUT= LOSS_ONLY=0 LOSS=3 IPV6_ONLY=0 CM_ONLY=0 VERBS_ONLY=0
 while [ $# -gt 0 ]; do
   case $1 in
     --full) FULL=1 ;;
     --loss) LOSS_ONLY=1 ;;
     --ipv6) IPV6_ONLY=1 ;;
     --cm) CM_ONLY=1 ;;
+    --verbs) VERBS_ONLY=1 ;;
     --loss-percent) LOSS=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "interop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -130,7 +135,10 @@ guest_alive() { gx -t 60 "$1" true >/dev/null 2>&1; }
 #   ROLE guest-server: the guest tool listens (on A), jroce connects to it;
 #   ROLE jroce-server: jroce listens on 10.77.0.1, the guest tool (on B) connects.
 # GUEST_CMD is the tool's command line without the server address, "@GID@" standing for the guest's GID index
-# of the IP version under test; JROCE_ARGS jroce's arguments after the jar, without HOST/--bind/--pcap.
+# of the IP version under test; JROCE_ARGS jroce's arguments after the jar, without HOST/--bind/--pcap, or
+# "exec:PROGRAM ARGS": an rdma-core or perftest program run on the host through jroce's verbs libraries
+# (jroce exec --bind ... -- PROGRAM ARGS [HOST]). Such a case has no jroce capture or counters of its own: it is
+# checked on a capture of the guest's tap (wire_check), as the IPv6 cases are.
 #
 # IP version (set by ip_version): FAM=4, or FAM=6 for RoCEv2 over IPv6 (jroce binds fd77::1, the tools use rxe's
 # IPv6 GID index). The TCP exchange that carries QPN, PSN and GID stays on IPv4 where the tool wants it:
@@ -147,6 +155,8 @@ ip_version() { # 4 | 6
 run_case() {
   local name=$PREFIX$1 role=$2 gcmd=$3 jargs=$4 g t=$SECONDS why= jid jrc grc dir=$OUT/$PREFIX$1 wnote=
   if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
+  local xtool= wire=$WIRE
+  if [[ $jargs == exec:* ]]; then xtool=${jargs#exec:}; wire=1; fi
   mkdir -p "$dir"
   if [ "$role" = guest-server ]; then g=A; else g=B; fi
   local bind=$HOST_IP oob= to=$HOST_IP gid=${GID4[$g]}
@@ -165,7 +175,7 @@ run_case() {
   fi
   rxe_counters "$g" > "$dir/rxe-before.txt" 2>&1 || true
   [ "$FAM" = 4 ] || neighbour6 "$g"
-  if [ -n "$WIRE" ] && ! wire_start "$g" "$dir"; then
+  if [ -n "$wire" ] && ! wire_start "$g" "$dir"; then
     FAILED=$((FAILED + 1)); log "FAIL: $name: tcpdump on rxetap$g did not start ($(tail -1 "$dir/tcpdump.err"))"; return 0
   fi
   local lb=
@@ -181,23 +191,34 @@ run_case() {
     set +e
     # the connection manager cases: the guest's rdma_cm listener must be up before jroce's REQ (else REJ 8)
     [[ $gcmd == rping* || $gcmd == *" -R"* || $gcmd == ucmatose* || $gcmd == udaddy* ]] && sleep 2
-    timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$bind" --pcap "$dir/jroce.pcap" \
-      --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
+    if [ -n "$xtool" ]; then
+      timeout 300 ip netns exec "$NS" java -jar "$JAR" exec --bind "$bind" -- stdbuf -oL $xtool $jhost > "$dir/jroce.out" 2> "$dir/jroce.err"
+    else
+      timeout 300 ip netns exec "$NS" java -jar "$JAR" $jargs $jhost --bind "$bind" --pcap "$dir/jroce.pcap" \
+        --counters --timeout 60 > "$dir/jroce.out" 2> "$dir/jroce.err"
+    fi
     jrc=$?
     gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
     grc=$?
     set -e
   else
-    nsx java -jar "$JAR" $jargs --bind "$bind" $oob --pcap "$dir/jroce.pcap" --counters --timeout 60 \
-      > "$dir/jroce.out" 2> "$dir/jroce.err" &
+    if [ -n "$xtool" ]; then
+      # stdbuf: the program's first lines (which the wait below looks for) reach the file when it prints them
+      nsx timeout 300 java -jar "$JAR" exec --bind "$bind" -- stdbuf -oL $xtool > "$dir/jroce.out" 2> "$dir/jroce.err" &
+    else
+      nsx java -jar "$JAR" $jargs --bind "$bind" $oob --pcap "$dir/jroce.pcap" --counters --timeout 60 \
+        > "$dir/jroce.out" 2> "$dir/jroce.err" &
+    fi
     JPID=$!
-    local i
+    local i lj=${xtool:-$jargs}
     for i in $(seq 1 150); do
-      if [[ $jargs == rping* ]]; then # no TCP listener: rping -d prints rdma_listen once it listens
+      if [[ $lj == rping* ]]; then # no TCP listener: rping -d prints rdma_listen once it listens
         grep -q '^rdma_listen' "$dir/jroce.out" 2>/dev/null && break
-      elif [[ $jargs == ucmatose* || $jargs == udaddy* ]]; then # they listen right after their first line
+      elif [[ $lj == ucmatose* || $lj == udaddy* ]]; then # they listen right after their first line
         grep -q 'starting server' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
-      elif [[ $jargs == *" -R"* ]]; then # perf -R listens right after its banner
+      elif [[ $lj == rdma_server* ]]; then # rdma_server listens right after its first line
+        grep -q 'rdma_server: start' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
+      elif [[ $lj == *" -R"* ]]; then # perf -R listens right after its banner
         grep -q 'Waiting for client' "$dir/jroce.out" 2>/dev/null && { sleep 1; break; }
       else
         nsx ss -ltnH "sport = :18515" | grep -q . && break
@@ -217,13 +238,15 @@ run_case() {
     set -e
   fi
   rxe_counters "$g" > "$dir/rxe-after.txt" 2>&1 || true
-  [ -z "$WIRE" ] || wire_stop
+  [ -z "$wire" ] || wire_stop
   local counters icrc
   counters=$(grep '^counters device' "$dir/jroce.err" || true)
   icrc=$(sed -n 's/.*drop_icrc=\([0-9]*\).*/\1/p' <<< "$counters")
-  [ "$jrc" = 0 ] || why+="jroce exit $jrc ($(grep -v '^counters device' "$dir/jroce.err" | grep . | tail -1 | cut -c1-300)); "
+  local who=jroce
+  [ -z "$xtool" ] || who="${xtool%% *} on the host (jroce exec)"
+  [ "$jrc" = 0 ] || why+="$who exit $jrc ($(grep -v '^counters device' "$dir/jroce.err" | grep . | tail -1 | cut -c1-300)); "
   [ "$grc" = 0 ] || why+="guest tool exit $grc ($(grep . "$dir/guest.out" | tail -1 | cut -c1-200)); "
-  [ -n "$counters" ] || why+="no jroce counters; "
+  [ -n "$counters" ] || [ -n "$xtool" ] || why+="no jroce counters; "
   [ -z "$icrc" ] || [ "$icrc" = 0 ] || why+="jroce drop_icrc=$icrc; "
   # every other drop reason must stay 0 too: rxe's packets must all be accepted (on a lossy run as well: loss
   # happens in nft, not in jroce)
@@ -242,7 +265,9 @@ run_case() {
     note=${note:+rxe:$note}
   fi
   [ -z "$delta" ] || why+="rxe counters: ${delta% }; "
-  if [ ! -s "$dir/jroce.pcap" ]; then
+  if [ -n "$xtool" ]; then
+    : # no capture of jroce's own: the tap's (wire_check)
+  elif [ ! -s "$dir/jroce.pcap" ]; then
     why+="no jroce --pcap capture; "
   else
     java -jar "$JAR" inspect "$dir/jroce.pcap" > "$dir/inspect.txt" 2>&1 || why+="jroce inspect failed on the capture; "
@@ -261,7 +286,7 @@ run_case() {
       [ "$bad" = 0 ] || why+="tshark: $bad frames malformed or not decoded as InfiniBand; "
     fi
   fi
-  [ -z "$WIRE" ] || wire_check "$dir" "$g"
+  [ -z "$wire" ] || wire_check "$dir" "$g"
   if [ -z "$why" ]; then
     PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [$note]}$(jroce_recovery "$dir")${wnote:+ [$wnote]}"
   elif ! guest_alive "$g"; then
@@ -318,7 +343,13 @@ wire_check() { # DIR GUEST
     || why+="the wire capture has malformed packets or bad ICRCs (wire-inspect.txt); "
   n=$(sed -n 's/^\([0-9]*\) RoCEv2 packets.*/\1/p' "$d/wire-inspect.txt")
   [ "${n:-0}" -gt 0 ] || why+="no RoCEv2 packet in the wire capture; "
-  if command -v tshark >/dev/null; then
+  if command -v tshark >/dev/null && [ "$FAM" = 4 ]; then
+    local bad
+    bad=$(tshark -r "$d/wire.pcap" --disable-protocol rpcordma -o infiniband.identify_payload:FALSE \
+      -Y '_ws.malformed || !infiniband' 2>/dev/null | wc -l)
+    [ "$bad" = 0 ] || why+="tshark: $bad wire frames malformed or not InfiniBand; "
+    wnote="wire: $n packets, ICRC exact, tshark clean"
+  elif command -v tshark >/dev/null; then
     local bad
     bad=$(tshark -r "$d/wire.pcap" --disable-protocol rpcordma -o infiniband.identify_payload:FALSE \
       -Y '_ws.malformed || !infiniband || !ipv6' 2>/dev/null | wc -l)
@@ -504,6 +535,38 @@ pingpong6() { # mtu size iters: pingpong with -c; jroce as server exchanges over
   run_case "pingpong-m$1-s$2-jroce-server" jroce-server "$PP -m $1 -s $2 -n $3 -c" "pingpong -m $1 -s $2 -n $3 -c"
   EXCH=4
 }
+# rdma-core's and perftest's programs on the host, unmodified, through jroce's libibverbs and librdmacm (jroce exec),
+# against the same programs on rxe, both roles. jroce0's GID 1 is its IPv4 address (-x 1 / -g 1, as rxe's).
+XPT="-d jroce0 -x 1 -F"
+verbs_pair() { # NAME GUEST_CMD HOST_CMD: both roles (a server's command gets the peer's address appended by run_case)
+  run_case "verbs-$1-guest-server" guest-server "$2" "exec:$3"
+  run_case "verbs-$1-jroce-server" jroce-server "$2" "exec:$3"
+}
+verbs_perf() { # tool size iters [extra]: perftest through the libraries; with -R the path MTU comes from the CM
+  local tool=$1 s=$2 n=$3 extra=${4:-} sz="-s $2" m="-m 1024"
+  [[ $tool == ib_atomic* ]] && sz=
+  [[ $extra == *-R* ]] && m=
+  local t=${extra// /}
+  verbs_pair "${tool#ib_}${t}-s$s" "$tool $PT $m $sz -n $n $extra" "$tool $XPT $m $sz -n $n $extra"
+}
+verbs_cases() {
+  verbs_pair rc_pingpong-s4096 "$PP -m 1024 -s 4096 -n 20 -c" "ibv_rc_pingpong -d jroce0 -g 1 -m 1024 -s 4096 -n 20 -c"
+  verbs_pair ud_pingpong-s1024 "$UDPP -s 1024 -n 20" "ibv_ud_pingpong -d jroce0 -g 1 -s 1024 -n 20"
+  for t in send write read; do verbs_perf "ib_${t}_bw" 65536 20; done
+  verbs_perf ib_atomic_bw 8 20 "-A FETCH_AND_ADD"
+  for t in send write read; do verbs_perf "ib_${t}_lat" 2 100; done
+  verbs_perf ib_atomic_lat 8 100 "-A CMP_AND_SWAP"
+  for t in send write read; do verbs_perf "ib_${t}_bw" 65536 20 -R; done
+  verbs_perf ib_write_lat 2 100 -R
+  run_case "verbs-rping-S64-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S 64" "exec:rping -c -a @HOST@ -V -C 10 -S 64"
+  run_case "verbs-rping-S64-jroce-server" jroce-server "rping -c -V -C 10 -S 64 -a" "exec:rping -s -d -V -S 64"
+  run_case "verbs-ucmatose-c4-guest-server" guest-server "ucmatose -c 4 -b ${GIP[A]}" "exec:ucmatose -c 4 -s @HOST@"
+  run_case "verbs-ucmatose-c4-jroce-server" jroce-server "ucmatose -c 4 -s" "exec:ucmatose -c 4"
+  run_case "verbs-udaddy-guest-server" guest-server "udaddy -b ${GIP[A]}" "exec:udaddy -s @HOST@"
+  run_case "verbs-udaddy-jroce-server" jroce-server "udaddy -s" "exec:udaddy"
+  run_case "verbs-rdma_server-guest-server" guest-server "rdma_server -p 7471" "exec:rdma_client -p 7471 -s @HOST@"
+  run_case "verbs-rdma_client-jroce-server" jroce-server "rdma_client -p 7471 -s" "exec:rdma_server -p 7471"
+}
 # shellcheck source=cm-cases.sh
 . "$HERE/cm-cases.sh"
 if [ $LOSS_ONLY = 1 ]; then
@@ -511,6 +574,8 @@ if [ $LOSS_ONLY = 1 ]; then
 elif [ $CM_ONLY = 1 ]; then
   cm_tools
   cm_all
+elif [ $VERBS_ONLY = 1 ]; then
+  verbs_cases
 elif [ $IPV6_ONLY = 1 ]; then
   ipv6
 elif [ $FULL = 0 ]; then
@@ -522,6 +587,8 @@ elif [ $FULL = 0 ]; then
   run_case "write_bw-R-s65536-jroce-server" jroce-server "ib_write_bw $PT -R -s 65536 -n 20" "perf write -R -s 65536 -n 20"
   run_case "ucmatose-c4-guest-server" guest-server "ucmatose -c 4 -b ${GIP[A]}" "ucmatose -c 4 -s @HOST@"
   run_case "udaddy-jroce-server" jroce-server "udaddy -s" "udaddy"
+  run_case "verbs-write_bw-s65536-guest-server" guest-server "ib_write_bw $PT -m 1024 -s 65536 -n 20" "exec:ib_write_bw $XPT -m 1024 -s 65536 -n 20"
+  run_case "verbs-rping-S64-jroce-server" jroce-server "rping -c -V -C 10 -S 64 -a" "exec:rping -s -d -V -S 64"
   ip_version 6
   run_case "pingpong-m1024-s9000-guest-server" guest-server "$PP -m 1024 -s 9000 -n 20 -c" "pingpong -m 1024 -s 9000 -n 20 -c"
   ip_version 4
@@ -561,6 +628,7 @@ else
     perf ib_send_bw send $m 65536 20 "-q 2"
   done
   for s in 64 2048 4096; do udpingpong 4096 $s 20; done
+  verbs_cases
   lossy
   ipv6
 fi

@@ -53,6 +53,12 @@ struct jv_context {
 	struct verbs_context vctx;     /* must be last: it ends with the struct ibv_context the program sees */
 };
 
+/* The device's limits (ibv_query_device); creating a CQ or QP past them is EINVAL, as rdma_rxe's
+ * rxe_cq_chk_attr and rxe_qp_chk_cap refuse them. */
+#define JV_MAX_QP_WR (1 << 16)
+#define JV_MAX_SGE 32
+#define JV_MAX_CQE ((1 << 22) - 1)
+
 /* jv_device.c */
 struct jv_device *jv_device_get(void);
 struct jv_context *jv_ctx(struct ibv_context *context);

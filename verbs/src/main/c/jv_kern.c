@@ -16,6 +16,7 @@
 void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src);
 void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
 const char *ibv_get_sysfs_path(void);
 
 void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src)
@@ -82,6 +83,30 @@ void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_pat
 	dst->sl = src->sl;
 	dst->mtu_selector = src->mtu_selector;
 	dst->mtu = (uint8_t)src->mtu;
+	dst->rate_selector = src->rate_selector;
+	dst->rate = src->rate;
+	dst->packet_life_time_selector = src->packet_life_time_selector;
+	dst->packet_life_time = src->packet_life_time;
+	dst->preference = src->preference;
+}
+
+/* The other way: a path record as the kernel's uverbs and ucma take it (rdma/ib_user_sa.h) */
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src)
+{
+	memcpy(dst->dgid, src->dgid.raw, sizeof(dst->dgid));
+	memcpy(dst->sgid, src->sgid.raw, sizeof(dst->sgid));
+	dst->dlid = src->dlid;
+	dst->slid = src->slid;
+	dst->raw_traffic = (uint32_t)src->raw_traffic;
+	dst->flow_label = src->flow_label;
+	dst->hop_limit = src->hop_limit;
+	dst->traffic_class = src->traffic_class;
+	dst->reversible = (uint32_t)src->reversible;
+	dst->numb_path = src->numb_path;
+	dst->pkey = src->pkey;
+	dst->sl = src->sl;
+	dst->mtu_selector = src->mtu_selector;
+	dst->mtu = src->mtu;
 	dst->rate_selector = src->rate_selector;
 	dst->rate = src->rate;
 	dst->packet_life_time_selector = src->packet_life_time_selector;

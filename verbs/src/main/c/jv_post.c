@@ -131,6 +131,26 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	return err;
 }
 
+/* What librxe refuses before the WR reaches the device (providers/rxe/rxe.c validate_send_wr): an atomic whose
+ * local buffer is under 8 bytes or whose remote address is not 8-byte aligned, inline data past max_inline_data;
+ * and what cannot be read at all (a negative SGE count, a UD send without an address handle). */
+static int invalid_send(const struct jv_qp *q, const struct ibv_send_wr *w)
+{
+	if (w->num_sge < 0)
+		return EINVAL;
+	uint64_t length = 0;
+	for (int i = 0; i < w->num_sge; i++)
+		length += w->sg_list[i].length;
+	if ((w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+	    && (length < 8 || (w->wr.atomic.remote_addr & 7) != 0))
+		return EINVAL;
+	if ((w->send_flags & IBV_SEND_INLINE) && length > q->cap.max_inline_data)
+		return EINVAL;
+	if (q->qp.qp_type == IBV_QPT_UD && w->wr.ud.ah == NULL)
+		return EINVAL;
+	return 0;
+}
+
 static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct ibv_qp *qp = &q->qp;
@@ -142,18 +162,29 @@ static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_s
 	*bad_wr = wr;
 	if (env == NULL)
 		return EIO;
+	if (wr == NULL) { /* providers/rxe/rxe.c rxe_post_send */
+		*bad_wr = NULL;
+		return EINVAL;
+	}
+	/* the WRs before the first one refused here are posted, as librxe posts them one by one */
+	struct ibv_send_wr *stop = NULL;
+	int stop_err = 0;
 	for (struct ibv_send_wr *w = wr; w != NULL; w = w->next, count++) {
-		if (w->num_sge < 0) {
-			*bad_wr = w;
-			return EINVAL;
+		if ((stop_err = invalid_send(q, w)) != 0) {
+			stop = w;
+			break;
 		}
 		need += sizeof(struct jv_wire_send) + (size_t)w->num_sge * sizeof(struct jv_wire_sge);
+	}
+	if (count == 0) {
+		*bad_wr = stop;
+		return stop_err;
 	}
 	char *p = jv_scratch(env, need, &buf);
 	if (p == NULL)
 		return ENOMEM;
 	int slot = 0;
-	for (struct ibv_send_wr *w = wr; w != NULL; w = w->next) {
+	for (struct ibv_send_wr *w = wr; w != stop; w = w->next) {
 		struct jv_wire_send *s = (struct jv_wire_send *)p;
 		memset(s, 0, sizeof(*s));
 		s->wr_id = w->wr_id;
@@ -208,8 +239,8 @@ static int post_send_chain(struct jv_qp *q, struct ibv_send_wr *wr, struct ibv_s
 	if (err)
 		return err;
 	if (refused < 0) {
-		*bad_wr = NULL;
-		return 0;
+		*bad_wr = stop;
+		return stop_err;
 	}
 	/* the WRs before the refused one were posted: bad_wr names the first that was not */
 	for (int i = 0; i < refused / 256 && *bad_wr != NULL; i++)
@@ -227,6 +258,8 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 	*bad_wr = wr;
 	if (env == NULL)
 		return EIO;
+	if (wr == NULL) /* providers/rxe/rxe.c rxe_post_recv */
+		return EINVAL;
 	for (struct ibv_recv_wr *w = wr; w != NULL; w = w->next, count++) {
 		if (w->num_sge < 0)
 			return EINVAL;

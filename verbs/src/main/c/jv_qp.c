@@ -20,6 +20,12 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 		errno = EINVAL;
 		return NULL;
 	}
+	/* rdma_rxe's rxe_qp_chk_cap: work requests and SGEs past the device's maximum are EINVAL */
+	if (init->cap.max_send_wr > JV_MAX_QP_WR || init->cap.max_recv_wr > JV_MAX_QP_WR
+	    || init->cap.max_send_sge > JV_MAX_SGE || init->cap.max_recv_sge > JV_MAX_SGE) {
+		errno = EINVAL;
+		return NULL;
+	}
 	struct jv_qp *q = calloc(1, sizeof(*q));
 	if (q == NULL) {
 		errno = ENOMEM;

@@ -48,10 +48,16 @@ int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 /* Fork is always safe for the parent: a memory region is ordinary memory that the endpoint reaches by
  * virtual address, so copy-on-write after fork() changes nothing for it. The child has no endpoint (the
  * VM's threads are not copied): its verbs fail with EIO and one line says why (jv_jvm.c). So there is
- * nothing to prepare and no range to mark. */
+ * nothing to prepare and no range to mark: rdma-core answers the same on a kernel with copy-on-fork
+ * (libibverbs/memory.c: ibv_fork_init returns 0 when ibv_is_fork_initialized is IBV_FORK_UNNEEDED). */
 int ibv_fork_init(void)
 {
 	return 0;
+}
+
+enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
 }
 
 int ibv_dontfork_range(void *base, size_t size)

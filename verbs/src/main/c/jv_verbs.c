@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "jv.h"
 #include "jv_java.h"
@@ -60,8 +62,16 @@ struct ibv_mr *jv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t 
 		errno = JV_UNSUPPORTED("a memory region whose iova differs from its address", EOPNOTSUPP);
 		return NULL;
 	}
-	if (length == 0 || length > 0x7fffffff) {
+	if (length == 0 || length > 0x7fffffff || (uintptr_t)addr + length < (uintptr_t)addr) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* rdma-core's kernel pins the region's pages (umem.c ib_umem_get): a range not wholly mapped is EFAULT. msync
+	 * says ENOMEM for such a range and does nothing else with MS_ASYNC. */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t first = (uintptr_t)addr & ~(page - 1);
+	if (msync((void *)first, (uintptr_t)addr + length - first, MS_ASYNC) != 0 && errno == ENOMEM) {
+		errno = EFAULT;
 		return NULL;
 	}
 	struct ibv_mr *mr = calloc(1, sizeof(*mr));
@@ -136,7 +146,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 			     struct ibv_comp_channel *channel, int comp_vector)
 {
 	JV_ENV_OR(NULL);
-	if (cqe < 1 || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
+	if (cqe < 1 || cqe > JV_MAX_CQE || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}

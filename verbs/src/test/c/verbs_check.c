@@ -10,7 +10,11 @@
  *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
  *    queue is ENOMEM, port 2 and GID 2 do not exist, an inline SEND needs no region, a zero-length region is EINVAL, destroying a CQ or PD
  *    still in use is EBUSY;
- *  - after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on;
+ *  - a table of bad uses answered as rdma-core over rdma_rxe answers them (bad_use below: each case names the
+ *    rdma-core or kernel function whose answer it checks);
+ *  - ibv_fork_init is 0 and ibv_is_fork_initialized says IBV_FORK_UNNEEDED, as rdma-core's on a kernel with
+ *    copy-on-fork; after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on, its
+ *    regions still its own memory (an RDMA WRITE after the child wrote its copy lands in the parent's buffer);
  *  - a QP that fails raises IBV_EVENT_QP_FATAL on the context's async_fd.
  */
 #define _GNU_SOURCE
@@ -83,6 +87,148 @@ static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dg
 	CHECK(rc == 0, "modify to RTS", rc);
 }
 
+
+/* One bad use: what rdma-core over rdma_rxe returns (ret, errno) and where that answer comes from. */
+struct bad_case {
+	const char *what, *source;
+	int want, got;
+};
+
+static void report(struct bad_case *c)
+{
+	char line[512];
+	snprintf(line, sizeof(line), "bad use: %s is %s (%s)", c->what, c->want == 0 ? "0" : strerror(c->want), c->source);
+	CHECK(c->got == c->want, line, c->got);
+}
+
+/* the answer of a verb returning a pointer: 0, or errno when it returned NULL */
+#define PTR_ERR(p) ((p) != NULL ? 0 : errno)
+
+static void bad_use(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq, const union ibv_gid *gid)
+{
+	struct ibv_device_attr dev;
+	CHECK(ibv_query_device(ctx, &dev) == 0, "ibv_query_device", errno);
+	static char mem[8192] __attribute__((aligned(4096)));
+	struct ibv_mr *mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL, "a region for the bad uses", errno);
+	struct ibv_mr *m;
+	struct ibv_cq *c;
+	struct ibv_qp *q;
+
+	m = ibv_reg_mr(pd, NULL, 4096, IBV_ACCESS_LOCAL_WRITE);
+	report(&(struct bad_case){ "ibv_reg_mr of NULL with a length", "kernel umem.c ib_umem_get: pinning address 0 fails", EFAULT, PTR_ERR(m) });
+	m = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_REMOTE_WRITE);
+	report(&(struct bad_case){ "ibv_reg_mr with remote write but not local write", "kernel ib_verbs.h ib_check_mr_access", EINVAL, PTR_ERR(m) });
+	m = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_REMOTE_ATOMIC);
+	report(&(struct bad_case){ "ibv_reg_mr with remote atomic but not local write", "kernel ib_verbs.h ib_check_mr_access", EINVAL, PTR_ERR(m) });
+
+	c = ibv_create_cq(ctx, 0, NULL, NULL, 0);
+	report(&(struct bad_case){ "ibv_create_cq of 0 entries", "kernel rxe_cq.c rxe_cq_chk_attr: cqe <= 0", EINVAL, PTR_ERR(c) });
+	c = ibv_create_cq(ctx, dev.max_cqe + 1, NULL, NULL, 0);
+	report(&(struct bad_case){ "ibv_create_cq of more than max_cqe entries", "kernel rxe_cq.c rxe_cq_chk_attr", EINVAL, PTR_ERR(c) });
+
+	struct ibv_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					 .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 16 } };
+	struct ibv_qp_init_attr big = init;
+	big.cap.max_send_wr = (uint32_t)dev.max_qp_wr + 1;
+	q = ibv_create_qp(pd, &big);
+	report(&(struct bad_case){ "ibv_create_qp with max_send_wr above max_qp_wr", "kernel rxe_qp.c rxe_qp_chk_cap", EINVAL, PTR_ERR(q) });
+	big = init;
+	big.cap.max_send_sge = (uint32_t)dev.max_sge + 1;
+	q = ibv_create_qp(pd, &big);
+	report(&(struct bad_case){ "ibv_create_qp with max_send_sge above max_sge", "kernel rxe_qp.c rxe_qp_chk_cap", EINVAL, PTR_ERR(q) });
+
+	q = ibv_create_qp(pd, &init);
+	CHECK(q != NULL, "a QP for the bad uses", errno);
+	struct ibv_sge sge = { .addr = (uintptr_t)mem, .length = 64, .lkey = mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *rbad = NULL;
+	report(&(struct bad_case){ "ibv_post_recv on a QP in RESET", "providers/rxe/rxe.c rxe_post_recv (IBA C10-97.2.1)", EINVAL,
+				   ibv_post_recv(q, &rwr, &rbad) });
+
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	report(&(struct bad_case){ "ibv_modify_qp from RESET to RTR", "kernel verbs.c ib_modify_qp_is_ok: no such transition", EINVAL,
+				   ibv_modify_qp(q, &a, IBV_QP_STATE) });
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	report(&(struct bad_case){ "ibv_modify_qp to INIT without its required access flags", "kernel verbs.c ib_modify_qp_is_ok: required attributes", EINVAL,
+				   ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) });
+	a.port_num = 2;
+	report(&(struct bad_case){ "ibv_modify_qp to INIT on port 2", "kernel uverbs_cmd.c modify_qp: rdma_is_port_valid", EINVAL,
+				   ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) });
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0, "the QP to INIT", errno);
+
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *sbad = NULL;
+	report(&(struct bad_case){ "ibv_post_send on a QP in INIT", "kernel rxe_verbs.c rxe_post_send: state below RTS", EINVAL,
+				   ibv_post_send(q, &swr, &sbad) });
+
+	/* the QP to RTS towards itself, so that what follows is refused for the WR alone */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = q->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.port_num = 1;
+	CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN
+			    | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0, "the QP to RTR", errno);
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN
+			    | IBV_QP_MAX_QP_RD_ATOMIC) == 0, "the QP to RTS", errno);
+	a.qp_state = IBV_QPS_INIT;
+	report(&(struct bad_case){ "ibv_modify_qp from RTS to INIT", "kernel verbs.c ib_modify_qp_is_ok: no such transition", EINVAL,
+				   ibv_modify_qp(q, &a, IBV_QP_STATE) });
+
+	struct ibv_sge two[2] = { sge, sge };
+	struct ibv_send_wr many = swr;
+	many.sg_list = two;
+	many.num_sge = 2;
+	int rc = ibv_post_send(q, &many, &sbad);
+	report(&(struct bad_case){ "ibv_post_send of more SGEs than max_send_sge", "providers/rxe/rxe.c validate_send_wr", EINVAL, rc });
+	CHECK(sbad == &many, "bad use: bad_wr names that WR", 0);
+	struct ibv_sge long_sge = { .addr = (uintptr_t)mem, .length = 64, .lkey = 0 };
+	struct ibv_send_wr inl = swr;
+	inl.sg_list = &long_sge;
+	inl.send_flags |= IBV_SEND_INLINE;
+	rc = ibv_post_send(q, &inl, &sbad);
+	report(&(struct bad_case){ "an inline ibv_post_send longer than max_inline_data", "providers/rxe/rxe.c validate_send_wr", EINVAL, rc });
+	CHECK(sbad == &inl, "bad use: bad_wr names that WR", 0);
+	struct ibv_sge eight = { .addr = (uintptr_t)mem, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr atomic = { .wr_id = 3, .sg_list = &eight, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				      .send_flags = IBV_SEND_SIGNALED };
+	atomic.wr.atomic.remote_addr = (uintptr_t)mem + 4;
+	atomic.wr.atomic.rkey = mr->rkey;
+	report(&(struct bad_case){ "an atomic at an address not 8-byte aligned", "providers/rxe/rxe.c validate_send_wr", EINVAL,
+				   ibv_post_send(q, &atomic, &sbad) });
+	struct ibv_recv_wr rmany = rwr;
+	rmany.sg_list = two;
+	rmany.num_sge = 2;
+	report(&(struct bad_case){ "ibv_post_send of no WR", "providers/rxe/rxe.c rxe_post_send", EINVAL, ibv_post_send(q, NULL, &sbad) });
+	report(&(struct bad_case){ "ibv_post_recv of no WR", "providers/rxe/rxe.c rxe_post_recv", EINVAL, ibv_post_recv(q, NULL, &rbad) });
+	report(&(struct bad_case){ "ibv_post_recv of more SGEs than max_recv_sge", "providers/rxe/rxe.c rxe_post_one_recv", EINVAL,
+				   ibv_post_recv(q, &rmany, &rbad) });
+
+	report(&(struct bad_case){ "ibv_resize_cq", "libibverbs dummy_ops.c resize_cq: jroce's device cannot resize", EOPNOTSUPP,
+				   ibv_resize_cq(cq, 128) });
+	CHECK(ibv_rate_to_mbps(IBV_RATE_100_GBPS) == 103125 && mbps_to_ibv_rate(25781) == IBV_RATE_25_GBPS
+	      && ibv_rate_to_mult(IBV_RATE_40_GBPS) == 16 && ibv_rate_to_mult(IBV_RATE_14_GBPS) == -1
+	      && mult_to_ibv_rate(48) == IBV_RATE_120_GBPS, "the rate conversions", EINVAL);
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	CHECK(mw == NULL && errno == EOPNOTSUPP, "bad use: ibv_alloc_mw is EOPNOTSUPP (jroce has no memory windows; verbs.h ibv_alloc_mw without the op)", errno);
+	report(&(struct bad_case){ "ibv_dealloc_pd of a PD with a QP and a region", "kernel uverbs_std_types.c uverbs_free_pd: ib_destroy_usecnt", EBUSY,
+				   ibv_dealloc_pd(pd) });
+	CHECK(ibv_destroy_qp(q) == 0 && ibv_dereg_mr(mr) == 0, "the bad uses' QP and region destroyed", errno);
+}
+
 int main(void)
 {
 	/* 1. looked up by version, as NCCL and UCX do */
@@ -108,16 +254,6 @@ int main(void)
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	CHECK(pd != NULL, "ibv_alloc_pd (starts the endpoint)", errno);
 
-	/* fork(): the child has no endpoint (the VM's threads stayed in the parent) and is told so; the parent goes on */
-	fflush(stdout);
-	pid_t child = fork();
-	if (child == 0) {
-		struct ibv_pd *p = ibv_alloc_pd(ctx);
-		_exit(p == NULL && errno == EIO ? 0 : 1);
-	}
-	int status = 0;
-	CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "after fork() the child's verbs fail with EIO", status);
 	static char buf[2][8192] __attribute__((aligned(4096)));
 	struct ibv_mr *none = ibv_reg_mr(pd, buf[0], 0, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(none == NULL && errno == EINVAL, "a zero-length region is EINVAL", errno);
@@ -126,6 +262,25 @@ int main(void)
 		mr[i] = ibv_reg_mr(pd, buf[i], sizeof(buf[i]), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 		CHECK(mr[i] != NULL && mr[i]->addr == buf[i], "ibv_reg_mr over the program's buffer", errno);
 	}
+
+	/* fork() with regions registered: rdma-core on a kernel with copy-on-fork needs no ibv_fork_init
+	 * (libibverbs/memory.c), and neither does jroce. The child has no endpoint (the VM's threads stayed in the
+	 * parent) and is told so; what it writes into its copy of a region stays its own; the parent goes on, its
+	 * regions still its memory (the SEND and WRITE below land in buf[1]). */
+	CHECK(ibv_fork_init() == 0, "ibv_fork_init is 0", errno);
+	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED, "ibv_is_fork_initialized is IBV_FORK_UNNEEDED", EINVAL);
+	memset(buf[1], 0x11, sizeof(buf[1]));
+	fflush(stdout);
+	pid_t child = fork();
+	if (child == 0) {
+		memset(buf[1], 0xee, sizeof(buf[1]));
+		struct ibv_pd *p = ibv_alloc_pd(ctx);
+		_exit(p == NULL && errno == EIO ? 0 : 1);
+	}
+	int status = 0;
+	CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "after fork() the child's verbs fail with EIO", status);
+	CHECK(buf[1][0] == 0x11 && buf[1][sizeof(buf[1]) - 1] == 0x11, "the child's writes to its copy of a region stay in the child", 0);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	CHECK(cq != NULL, "ibv_create_cq", errno);
 	struct ibv_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -138,6 +293,7 @@ int main(void)
 	}
 	struct ibv_wc wc;
 	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "an empty CQ polls 0", 0);
+	bad_use(ctx, pd, cq, &gid);
 
 	/* 2. bad use, in RESET */
 	struct ibv_sge sge = { .addr = (uintptr_t)buf[0], .length = 64, .lkey = mr[0]->lkey };

@@ -14,6 +14,10 @@
 #include <rdma/rdma_cma.h>
 #include <stdint.h>
 
+/* The values NativeCm.initQpAttr gives: one per IBV_QP_* bit (0 ... 20), the traffic class and the hop limit. */
+#define RC_QP_ATTR_BITS 21
+#define RC_QP_ATTR_VALUES (RC_QP_ATTR_BITS + 2)
+
 /* The values NativeCm.getEvent gives for an event. */
 #define RC_EVENT_VALUES 12
 
@@ -45,6 +49,7 @@ struct rc_id {
 	struct ibv_pd *own_pd;         /* rdma_create_qp without a PD: the id's own, freed with it */
 	int own_cqs;                   /* rdma_create_qp without CQs: made for the id, destroyed with its QP */
 	struct ibv_sa_path_rec path;   /* route.path_rec once the route is resolved */
+	int tos;                       /* RDMA_OPTION_ID_TOS, -1 when not set: the path's traffic class */
 };
 
 struct rc_event {
@@ -55,7 +60,8 @@ struct rc_event {
 struct rc_java {
 	jclass cls;
 	jmethodID create_channel, destroy_channel, create_id, destroy_id, bind, listen, resolve_addr, resolve_route,
-		use_qp, connect, accept, reject, disconnect, address, get_event, adopt_id;
+		use_qp, connect, accept, reject, disconnect, address, get_event, adopt_id, own_qp, init_qp_attr,
+		establish, comm_established, set_option;
 };
 extern struct rc_java rc_java;
 

@@ -158,8 +158,16 @@ static int connect_or_accept(struct rdma_cm_id *id, struct rdma_conn_param *p, j
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
-	if (id->qp == NULL && p != NULL && p->qp_num != 0) /* a QP of the program's own (rping -q) */
-		return RC_UNSUPPORTED("a connection whose QP the program made itself (conn_param.qp_num)");
+	if (id->qp == NULL) {
+		/* librdmacm's ucma_valid_param: an id without a QP needs a conn_param naming the program's own QP */
+		if (p == NULL || p->qp_num == 0)
+			return rc_fail(EINVAL);
+		/* a QP the program connects itself (rping -q): the CM names it in REQ or REP and never modifies it */
+		(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.own_qp, (jint)r->handle, (jint)p->qp_num);
+		int e = rc_exception(env, what);
+		if (e != 0)
+			return rc_fail(e);
+	}
 	jintArray values;
 	jbyteArray data;
 	int err = conn_param(env, p, &values, &data);
@@ -211,4 +219,145 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	struct rc_id *r = (struct rc_id *)id;
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.disconnect, (jint)r->handle);
 	return rc_fail(rc_exception(env, "rdma_disconnect"));
+}
+
+/* ------------------------------------------------------------------ a QP the program connects itself */
+
+/* The attributes and mask that take the id's QP to attr->qp_state, as the kernel's rdma_cm computes them
+ * (cma.c rdma_init_qp_attr; cm.c cm_init_qp_init_attr, cm_init_qp_rtr_attr, cm_init_qp_rts_attr); every
+ * attribute outside the mask is zero, as librdmacm copies the kernel's answer whole. */
+int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	if (id == NULL || qp_attr == NULL || qp_attr_mask == NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	enum ibv_qp_state state = qp_attr->qp_state;
+	jintArray values = (*env)->NewIntArray(env, RC_QP_ATTR_VALUES);
+	jbyteArray dgid = (*env)->NewByteArray(env, 16);
+	if (values == NULL || dgid == NULL) {
+		(*env)->ExceptionClear(env);
+		if (values != NULL)
+			(*env)->DeleteLocalRef(env, values);
+		return rc_fail(ENOMEM);
+	}
+	jint mask = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.init_qp_attr, (jint)r->handle, (jint)state, values, dgid);
+	int err = rc_exception(env, "rdma_init_qp_attr");
+	jint v[RC_QP_ATTR_VALUES] = { 0 };
+	union ibv_gid gid;
+	if (err == 0) {
+		(*env)->GetIntArrayRegion(env, values, 0, RC_QP_ATTR_VALUES, v);
+		(*env)->GetByteArrayRegion(env, dgid, 0, 16, (jbyte *)gid.raw);
+	}
+	(*env)->DeleteLocalRef(env, values);
+	(*env)->DeleteLocalRef(env, dgid);
+	if (err != 0)
+		return rc_fail(err);
+	memset(qp_attr, 0, sizeof(*qp_attr));
+	qp_attr->qp_state = state;
+	qp_attr->qp_access_flags = (unsigned int)v[3];
+	qp_attr->pkey_index = (uint16_t)v[4];
+	qp_attr->port_num = (uint8_t)v[5];
+	qp_attr->qkey = (uint32_t)v[6];
+	if (mask & IBV_QP_AV) {
+		/* RoCE v2: a GRH to the peer's GID from the device's address GID (index 1), as rdma_rxe's path */
+		qp_attr->ah_attr.is_global = 1;
+		qp_attr->ah_attr.grh.dgid = gid;
+		qp_attr->ah_attr.grh.sgid_index = 1;
+		qp_attr->ah_attr.grh.traffic_class = (uint8_t)v[RC_QP_ATTR_BITS];
+		qp_attr->ah_attr.grh.hop_limit = (uint8_t)v[RC_QP_ATTR_BITS + 1];
+		qp_attr->ah_attr.port_num = 1;
+	}
+	qp_attr->path_mtu = (enum ibv_mtu)v[8];
+	qp_attr->timeout = (uint8_t)v[9];
+	qp_attr->retry_cnt = (uint8_t)v[10];
+	qp_attr->rnr_retry = (uint8_t)v[11];
+	qp_attr->rq_psn = (uint32_t)v[12];
+	qp_attr->max_rd_atomic = (uint8_t)v[13];
+	qp_attr->min_rnr_timer = (uint8_t)v[15];
+	qp_attr->sq_psn = (uint32_t)v[16];
+	qp_attr->max_dest_rd_atomic = (uint8_t)v[17];
+	qp_attr->dest_qp_num = (uint32_t)v[20];
+	*qp_attr_mask = (int)mask;
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+	jv_debug("rdma_init_qp_attr: %s, mask 0x%x", (unsigned)state < 7 ? names[state] : "?", (unsigned)mask);
+	return 0;
+}
+
+/* librdmacm's rdma_establish: after CONNECT_RESPONSE, with the program's QP in RTS, the RTU; EINVAL for an id with a
+ * QP of rdma_create_qp's (the CM connects that one) or before the REP. */
+int rdma_establish(struct rdma_cm_id *id)
+{
+	if (id == NULL || id->qp != NULL)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.establish, (jint)r->handle);
+	int err = rc_exception(env, "rdma_establish");
+	if (err == 0)
+		jv_debug("rdma_establish: RTU sent");
+	return rc_fail(err);
+}
+
+/* The kernel's rdma_notify (cma.c) -> ib_cm_notify (cm.c): IBV_EVENT_COMM_EST establishes a passive connection still
+ * waiting for its RTU (cm_establish: ESTABLISHED follows), EISCONN once established, EINVAL in any other state;
+ * other events are EINVAL (there are no alternate paths to migrate to). */
+int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	if (id == NULL)
+		return rc_fail(EINVAL);
+	if (event != IBV_EVENT_COMM_EST)
+		return rc_fail(EINVAL);
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	jint ret = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.comm_established, (jint)r->handle);
+	int err = rc_exception(env, "rdma_notify");
+	return rc_fail(err != 0 ? err : ret);
+}
+
+/* ------------------------------------------------------------------ options */
+
+/* The kernel's ucma_set_option (ucma.c): the value is copied in first (EFAULT), then ucma_set_option_level and
+ * ucma_set_option_id check the level, the name and the value's size (EINVAL) and apply it: TOS (a byte) becomes the
+ * path's traffic class, REUSEADDR and AFONLY (ints) are kept on the id (cma.c rdma_set_reuseaddr, rdma_set_afonly:
+ * EINVAL once the id is past the state that allows them), ACK_TIMEOUT (a byte) replaces the local ACK timeout the
+ * QP gets at RTS (cma.c rdma_set_ack_timeout: RC ids only). An unknown level or name is ENOSYS, as is
+ * RDMA_OPTION_IB_PATH (path records are InfiniBand's). */
+int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+{
+	if (id == NULL)
+		return rc_fail(EINVAL);
+	if (optval == NULL && optlen > 0)
+		return rc_fail(EFAULT);
+	if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
+		return RC_UNSUPPORTED("rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH)");
+	if (level != RDMA_OPTION_ID)
+		return rc_fail(ENOSYS);
+	int value;
+	switch (optname) {
+	case RDMA_OPTION_ID_TOS:
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		if (optlen != sizeof(uint8_t))
+			return rc_fail(EINVAL);
+		value = *(uint8_t *)optval;
+		break;
+	case RDMA_OPTION_ID_REUSEADDR:
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int))
+			return rc_fail(EINVAL);
+		value = *(int *)optval;
+		break;
+	default:
+		return rc_fail(ENOSYS);
+	}
+	RC_ENV_OR(-1);
+	struct rc_id *r = (struct rc_id *)id;
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.set_option, (jint)r->handle, (jint)optname, (jint)value);
+	int err = rc_exception(env, "rdma_set_option");
+	if (err == 0) {
+		if (optname == RDMA_OPTION_ID_TOS)
+			r->tos = value;
+		jv_debug("rdma_set_option: id %p option %d = %d", (void *)id, optname, value);
+	}
+	return rc_fail(err);
 }

@@ -26,6 +26,7 @@ struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum 
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.port_num = 1;
+	id->tos = -1;
 	id->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	pthread_mutex_init(&id->lock, NULL);
 	pthread_cond_init(&id->acked, NULL);
@@ -188,8 +189,10 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
-	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.listen, (jint)r->handle, (jint)(backlog > 0 ? backlog : 1024));
+	jint in_use = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.listen, (jint)r->handle, (jint)(backlog > 0 ? backlog : 1024));
 	int err = rc_exception(env, "rdma_listen");
+	if (err == 0)
+		err = in_use;
 	if (err == 0) /* scripts and tests wait for this line before they start a client */
 		jv_debug("rdma_listen: listening on port %u", ntohs(rdma_get_src_port(id)));
 	return rc_fail(err);
@@ -241,6 +244,7 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 		if (id->verbs != NULL && ibv_query_port(id->verbs, 1, &pa) == 0)
 			r->path.mtu = pa.active_mtu;
 		r->path.hop_limit = 64;
+		r->path.traffic_class = r->tos >= 0 ? (uint8_t)r->tos : 0; /* RDMA_OPTION_ID_TOS */
 		r->path.numb_path = 1;
 		id->route.path_rec = &r->path;
 		id->route.num_paths = 1;

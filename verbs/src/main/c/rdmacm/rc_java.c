@@ -57,7 +57,7 @@ static int look_up(JNIEnv *env)
 		{ &rc_java.create_id, "createId", "(IJI)I" },
 		{ &rc_java.destroy_id, "destroyId", "(I)V" },
 		{ &rc_java.bind, "bind", "(II)I" },
-		{ &rc_java.listen, "listen", "(II)V" },
+		{ &rc_java.listen, "listen", "(II)I" },
 		{ &rc_java.resolve_addr, "resolveAddr", "(I[BII)V" },
 		{ &rc_java.resolve_route, "resolveRoute", "(II)V" },
 		{ &rc_java.use_qp, "useQp", "(II)V" },
@@ -68,6 +68,11 @@ static int look_up(JNIEnv *env)
 		{ &rc_java.address, "address", "(I[I[B[B)I" },
 		{ &rc_java.get_event, "getEvent", "(I[J[B)I" },
 		{ &rc_java.adopt_id, "adoptId", "(IJ)V" },
+		{ &rc_java.own_qp, "ownQp", "(II)V" },
+		{ &rc_java.init_qp_attr, "initQpAttr", "(II[I[B)I" },
+		{ &rc_java.establish, "establish", "(I)V" },
+		{ &rc_java.comm_established, "commEstablished", "(I)I" },
+		{ &rc_java.set_option, "setOption", "(III)V" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		*all[i].m = (*env)->GetStaticMethodID(env, rc_java.cls, all[i].name, all[i].sig);

@@ -114,18 +114,6 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
-/* ------------------------------------------------------------------ options */
-
-int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
-{
-	if (id == NULL || optval == NULL)
-		return rc_fail(EINVAL);
-	(void)optlen;
-	(void)level;
-	(void)optname;
-	return RC_UNSUPPORTED("rdma_set_option");
-}
-
 /* ------------------------------------------------------------------ rsockets: poll and select pass through */
 
 /* rsockets are not implemented, so every descriptor is an ordinary one (an event channel's, a completion
@@ -200,9 +188,6 @@ STUB(int, rdma_join_multicast, (struct rdma_cm_id *id, struct sockaddr *addr, vo
 STUB(int, rdma_join_multicast_ex, (struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr, void *context), -1)
 STUB(int, rdma_leave_multicast, (struct rdma_cm_id *id, struct sockaddr *addr), -1)
 STUB(int, rdma_migrate_id, (struct rdma_cm_id *id, struct rdma_event_channel *channel), -1)
-STUB(int, rdma_notify, (struct rdma_cm_id *id, enum ibv_event_type event), -1)
-STUB(int, rdma_establish, (struct rdma_cm_id *id), -1)
-STUB(int, rdma_init_qp_attr, (struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask), -1)
 STUB(int, rdma_get_remote_ece, (struct rdma_cm_id *id, struct ibv_ece *ece), -1)
 STUB(int, rdma_set_local_ece, (struct rdma_cm_id *id, struct ibv_ece *ece), -1)
 STUB(int, rdma_reject_ece, (struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len), -1)

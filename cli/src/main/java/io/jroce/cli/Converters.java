@@ -60,16 +60,16 @@ public final class Converters {
         }
     }
 
-    /** A path MTU in bytes: 256, 512, 1024, 2048 or 4096. */
+    /** A path MTU in bytes: 256, 512, 1024, 2048 or 4096, written as any size is (1k, 2k, 4k, 0x400 too). */
     public static Mtu mtu(String s) {
         long v;
         try {
-            v = Long.parseLong(s.strip());
-        } catch (NumberFormatException e) {
+            v = size(s.strip());
+        } catch (IllegalArgumentException e) {
             v = -1;
         }
         for (Mtu m : Mtu.values()) if (m.bytes() == v) return m;
-        throw new IllegalArgumentException("'" + s + "' is not a path MTU (256, 512, 1024, 2048 or 4096)");
+        throw new IllegalArgumentException("'" + s + "' is not a path MTU (256, 512, 1024, 2048 or 4096, e.g. 4k)");
     }
 
     /** A literal IPv4 address, never a name: what must not depend on DNS (scripts, the demo's nodes). */

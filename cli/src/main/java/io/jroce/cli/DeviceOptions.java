@@ -182,9 +182,7 @@ public final class DeviceOptions {
             return ExitCleanup.register(Device.open(config));
         } catch (java.io.IOException e) {
             if (String.valueOf(e.getMessage()).contains("in use")) {
-                throw new ParameterException(spec.commandLine(), "UDP port 4791 on " + IpText.of(config.address())
-                        + " is already in use (another jroce device, or rdma_rxe, which binds 4791 on every address): stop it "
-                        + "or give our device another address", e);
+                throw new ParameterException(spec.commandLine(), rocePortInUse(config.address(), config.port()), e);
             }
             throw e;
         }
@@ -409,7 +407,8 @@ public final class DeviceOptions {
 
     /**
      * Tries {@code a}, given by {@code option}, with an ephemeral UDP port: a usage error (exit 2) when the address
-     * is not on this machine, before anything starts. (Port 4791 itself in use is a failure at run time, exit 1.)
+     * is not on this machine, before anything starts. (UDP 4791 in use there is found when the device opens, by
+     * {@link #open}, or beforehand by {@link #checkRocePortFree}: a usage error too.)
      */
     public static void checkLocal(CommandSpec spec, InetAddress a, String option) {
         try (DatagramSocket probe = new DatagramSocket(null)) {
@@ -418,6 +417,25 @@ public final class DeviceOptions {
             throw new ParameterException(spec.commandLine(), option + ": " + IpText.of(a) + " is not an address of this machine ("
                     + e.getMessage() + "); local IPv4 addresses: " + localAddresses(false) + " (any 127.x.y.z works on Linux loopback); IPv6: "
                     + localAddresses(true));
+        }
+    }
+
+    /** The message of a device's UDP port taken on {@code a}, the same wherever it is found. */
+    public static String rocePortInUse(InetAddress a, int port) {
+        return "UDP port " + port + " on " + IpText.of(a) + " is already in use (another jroce device, or rdma_rxe, which binds "
+                + "4791 on every address): stop it or give our device another address";
+    }
+
+    /**
+     * For a command that does not open the device itself (the demo's nodes are child processes): UDP {@code port} on
+     * {@code a} already taken is a usage error (exit 2) before anything starts, as {@link #open} makes it for a
+     * device this process opens. {@code option} names the argument that gave the address.
+     */
+    public static void checkRocePortFree(CommandSpec spec, InetAddress a, int port, String option) {
+        try (DatagramSocket probe = new DatagramSocket(null)) {
+            probe.bind(new InetSocketAddress(a, port));
+        } catch (SocketException e) {
+            throw new ParameterException(spec.commandLine(), option + ": " + rocePortInUse(a, port));
         }
     }
 

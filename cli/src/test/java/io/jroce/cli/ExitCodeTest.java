@@ -27,12 +27,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ExitCodeTest {
     /** Not an address of any test machine (TEST-NET-2). */
     private static final String FOREIGN = "198.51.100.77";
-    /** Loopback addresses of this test's own (other tests of the build may run at the same time on 127.0.x.y). */
-    private static final String L1 = "127.201.139.1";
-    private static final String L2 = "127.201.139.2";
-    private static final String L3 = "127.201.139.3";
+    /**
+     * The /24 of this test's own loopback addresses (other tests of the build may run at the same time on 127.0.x.y);
+     * {@code -Djroce.test.exitNet=127.a.b} moves it, for two builds on one machine.
+     */
+    private static final String NET = System.getProperty("jroce.test.exitNet", "127.201.139");
+    private static final String L1 = NET + ".1";
+    private static final String L2 = NET + ".2";
+    private static final String L3 = NET + ".3";
+    /** Where nothing listens: a client's peer that never answers. */
+    private static final String L4 = NET + ".4";
     /** UDP 4791 held by the test: a RoCE device cannot bind there. */
-    private static final String UDP_TAKEN = "127.201.139.9";
+    private static final String UDP_TAKEN = NET + ".9";
 
     private static Path dir;
     private static DatagramSocket udp4791;
@@ -61,6 +67,12 @@ class ExitCodeTest {
         String noDir = dir.resolve("no/such/dir/x.pcap").toString();
         String p1 = Integer.toString(tcpL1.getLocalPort());
         String p2 = Integer.toString(tcpL2.getLocalPort());
+        String listen = dir.resolve("listen.jroce").toString();
+        try {
+            Files.writeString(dir.resolve("listen.jroce"), "cq c\nqp q cq=c\nlisten qp=q port=" + p1 + " timeout=2s\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         return Stream.of(
                 // 2: bad usage
                 row(2, "Unknown option", "inspect", "--no-such-option", "x.pcap"),
@@ -93,12 +105,44 @@ class ExitCodeTest {
                 row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "node", "--bind", UDP_TAKEN, "--script", echo),
                 row(2, "cannot listen on TCP " + L1 + ":" + p1, "pingpong", "--bind", L1, "-p", p1),
                 row(2, "cannot listen on TCP " + L2 + ":" + p2, "perf", "write", "--bind", L2, "-p", p2),
+                // a script's listen on a TCP port in use (its port= here; --port alike): found before the device opens
+                row(2, "listen.jroce:3: listen: cannot listen on TCP " + L1 + ":" + p1, "node", "--bind", L1, "--script", listen),
                 row(2, "--metrics " + L1 + ":" + p1, "node", "--bind", L3, "--metrics", L1 + ":" + p1, "--script", echo),
+                // every command of the tree holds to it: ucmatose, udaddy, soak, conform, exec
+                row(2, "Unknown option", "ucmatose", "--no-such-option"),
+                row(2, "-b: " + FOREIGN + " is not an address of this machine", "ucmatose", "-b", FOREIGN),
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "ucmatose", "-b", UDP_TAKEN),
+                row(2, "--pcap: directory", "ucmatose", "-b", L1, "--pcap", noDir),
+                row(2, "Unknown option", "udaddy", "--no-such-option"),
+                row(2, "-b: " + FOREIGN + " is not an address of this machine", "udaddy", "-b", FOREIGN),
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "udaddy", "-b", UDP_TAKEN),
+                row(2, "--pcap: directory", "udaddy", "-b", L1, "--pcap", noDir),
+                row(2, "Unknown option", "soak", "--no-such-option"),
+                row(2, "--bind: " + FOREIGN + " is not an address of this machine", "soak", "--bind", FOREIGN),
+                row(2, "UDP port 4791 on " + UDP_TAKEN + " is already in use", "soak", "--bind", UDP_TAKEN),
+                row(2, "cannot listen on TCP " + L1 + ":" + p1, "soak", "--bind", L1, "-p", p1),
+                row(2, "--pcap: directory", "soak", "--bind", L1, "--pcap", noDir),
+                row(2, "Unknown option", "conform", "--no-such-option"),
+                row(2, "--bind: " + FOREIGN + " is not an address of this machine", "conform", "--bind", FOREIGN, L4),
+                // conform's tester binds our RoCE port itself, and checks the files it will write before any packet
+                row(2, "--bind: UDP port 4791 on " + UDP_TAKEN + " is already in use", "conform", "--bind", UDP_TAKEN, L4),
+                row(2, "--junit: directory", "conform", "--bind", L1, "--junit", dir.resolve("no/such/dir/r.xml").toString(), L4),
+                row(2, "--pcap: " + dir + " is a directory", "conform", "--bind", L1, "--pcap", dir.toString(), L4),
+                // exec: the address of the program's device, before the program runs
+                row(2, "--bind: " + FOREIGN + " is not an address of this machine", "exec", "--bind", FOREIGN, "true"),
+                // demo: a port its nodes cannot have, before either starts
+                row(2, "--node-a: UDP port 4791 on " + UDP_TAKEN + " is already in use", "demo", "--node-a", UDP_TAKEN, "--node-b", L2),
+                row(2, "--node-b: UDP port 4791 on " + UDP_TAKEN + " is already in use", "demo", "--node-a", L1, "--node-b", UDP_TAKEN),
+                row(2, "--port: cannot listen on TCP " + L1 + ":" + p1, "demo", "--node-a", L1, "--node-b", L3, "--port", p1),
                 // 1: a failure at run time
                 row(1, "--timeout 1 s", "pingpong", "--bind", L1, "--timeout", "1", L2),
                 row(1, "--timeout 1 s", "perf", "write", "--bind", L1, "--timeout", "1", L2),
                 row(1, "no connection request on port 7174 within --timeout 0.3 s", "rping", "-s", "-a", L1, "--timeout", "300ms"),
                 row(1, "compare b", "node", "--bind", L1, "--script", dir.resolve("fails.jroce").toString()),
+                row(1, "within --timeout 0.3 s", "ucmatose", "-b", L1, "-s", L4, "--timeout", "300ms"),
+                row(1, "within --timeout 0.3 s", "udaddy", "-b", L1, "-s", L4, "--timeout", "300ms"),
+                row(1, "--timeout 1 s", "soak", "--bind", L1, "--timeout", "1", L4),
+                row(1, "cannot connect to TCP " + L4, "conform", "--bind", L1, "--connect-timeout", "300ms", L4),
                 // 0: success
                 row(0, "", "node", "--bind", L1, "--socket-buffer", "4m", "--script", echo));
     }

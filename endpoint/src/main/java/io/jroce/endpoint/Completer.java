@@ -29,28 +29,26 @@ final class Completer {
     long retransmitAt;
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
     private int retriedAt = -1;
-    /** Selective repeat: the SACK scoreboard (null when the extension is off: Go-Back-N). */
-    SackScoreboard sack;
-    /** Selective repeat: the PSN a READ was last asked again from, so one gap in its responses asks once. */
-    private int readResumedAt = -1;
-    /**
-     * Selective repeat: READ responses of the head READ that arrived past a gap and were placed already, one bit per
-     * PSN in (expected, expected + {@link JroceExtensions#OOO_WINDOW}); {@link #readGotWqe} is the READ they belong to.
-     */
-    private final long[] readGot = new long[JroceExtensions.OOO_WINDOW / 64];
-    private SendWqe readGotWqe;
-    private int readGotCount;
-    /** Selective repeat: the last PSN of the gap last asked for again (valid while {@link #readAsked}). */
-    private int readAskedEnd;
-    private boolean readAsked;
-    /** Selective repeat's tail-loss probe when the device has none configured (IRN's RTO_low). */
-    static final long SR_PROBE_NANOS = 1_000_000;
+    /** Loss recovery: Go-Back-N (plain IBA), or selective repeat between jroce peers that agreed on it. */
+    private LossRecovery recovery;
+    private final GoBackN goBackN = new GoBackN(this);
+    private SelectiveRepeat selectiveRepeat;
     /** The window policy: congestion control between jroce peers that agreed on it, else none (plain IBA). */
     private CongestionWindow cc = CongestionWindow.NONE;
 
     Completer(QueuePair qp, EngineContext ctx) {
         this.qp = qp;
         this.ctx = ctx;
+        this.recovery = goBackN;
+    }
+
+    QueuePair qp() {
+        return qp;
+    }
+
+    /** The QP's loss recovery ({@link GoBackN} for plain IBA). */
+    LossRecovery recovery() {
+        return recovery;
     }
 
     void reset(int startPsn) {
@@ -62,18 +60,15 @@ final class Completer {
         retriedAt = -1;
         rttPsn = -1;
         srttNanos = 0;
-        readResumedAt = -1;
-        clearReadGot();
         if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
-            if (sack == null) sack = new SackScoreboard();
-            sack.reset(startPsn);
+            if (selectiveRepeat == null) selectiveRepeat = new SelectiveRepeat(this, qp, ctx);
+            recovery = selectiveRepeat;
         } else {
-            sack = null;
+            recovery = goBackN;
         }
+        recovery.reset(startPsn);
         if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
-            int ceiling = ctx.maxUnackedPsns();
-            if (sack != null) ceiling = Math.min(ceiling, JroceExtensions.OOO_WINDOW);
-            cc = new CongestionControl(ceiling);
+            cc = new CongestionControl(recovery.windowCeiling(ctx.maxUnackedPsns()));
         } else {
             cc = CongestionWindow.NONE;
         }
@@ -107,12 +102,15 @@ final class Completer {
 
     /** An AckReq packet went out: time it if no sample is running (first transmissions only). */
     void ackRequested(int psn, boolean retransmission) {
-        // selective repeat: a packet sent during recovery is held behind the hole, so its ACK would time the
-        // recovery, not the path (Karn's rule, extended to everything sent while a hole is open)
-        if (rttPsn < 0 && !retransmission && (sack == null || !sack.inRecovery)) {
+        if (rttPsn < 0 && !retransmission && recovery.mayTimeRoundTrip()) {
             rttPsn = psn;
             rttStart = ctx.clock().nanoTime();
         }
+    }
+
+    /** Karn's rule: no round-trip sample across a retransmission. */
+    void forgetRoundTripSample() {
+        rttPsn = -1;
     }
 
     private void rttAcked(int ackedThrough) {
@@ -128,9 +126,7 @@ final class Completer {
     /** (Re)starts the tail-loss probe countdown; {@code backoff} doubles the interval (no progress since). */
     private void armProbe(boolean backoff) {
         long base = ctx.tailProbeNanos();
-        // between selective-repeat peers the probe is IRN's RTO_low: always on (1 ms unless configured), since the
-        // peer is known to be a jroce endpoint, for which a probe is never a burden
-        if (base <= 0 && sack != null) base = SR_PROBE_NANOS;
+        if (base <= 0) base = recovery.defaultProbeNanos();
         if (base <= 0) return;
         // never probe sooner than a few round trips: on a slow path (rxe under emulation, 10-50 ms) a fixed
         // 1 ms probe would resend the head of nearly every message
@@ -140,12 +136,9 @@ final class Completer {
         ctx.timers().arm(qp);
     }
 
-    private void progress() {
+    void progress() {
         rttAcked(Psn.add(unackedPsn, -1));
-        if (sack != null) {
-            sack.advance(unackedPsn);
-            readResumedAt = -1;
-        }
+        recovery.advanced(unackedPsn);
         // timers run only while something sent is unacknowledged: a QP that waits for window or flow-control room
         // with everything acknowledged has nothing to time out (packetSent arms them again)
         boolean onWire = hasOutstanding() && Psn.compare(unackedPsn, qp.requester.sentEnd) < 0;
@@ -190,7 +183,7 @@ final class Completer {
         }
         int acked = Psn.distance(before, unackedPsn);
         if (acked > 0 && acked < (1 << 23)) {
-            qp.flowRelease(sack == null ? acked : Math.max(0, acked - sack.takeCleared())); // SACKed PSNs were released then
+            qp.flowRelease(recovery.creditReturned(acked));
             cc.onAcked(acked, ctx.clock().nanoTime(), srttNanos);
         }
         cc.report(qp.counters);
@@ -213,11 +206,8 @@ final class Completer {
                 Aeth.NakCode code = Aeth.NakCode.of(Aeth.value(syndrome));
                 qp.counters.naksReceived++;
                 if (ackThrough(Psn.add(psn, -1))) progress();
-                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR && sack != null) {
-                    onSack(psn, p.aeth().msn());
-                } else if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
-                    qp.counters.seqNaksReceived++;
-                    retry(psn);
+                if (code == Aeth.NakCode.PSN_SEQUENCE_ERROR) {
+                    recovery.onSequenceNak(psn, p.aeth().msn());
                 } else {
                     WcStatus status = code == Aeth.NakCode.REMOTE_ACCESS_ERROR ? WcStatus.REM_ACCESS_ERR
                             : code == Aeth.NakCode.REMOTE_OPERATIONAL_ERROR ? WcStatus.REM_OP_ERR
@@ -240,9 +230,7 @@ final class Completer {
             SendWqe w = qp.sq.head();
             if (!w.started) break;
             if (w.opcode.isReadOrAtomic()) {
-                // selective repeat: the responder may acknowledge later requests before it has sent all of this
-                // READ's responses (they leave in passes), so passing it is no sign of loss; gaps and timers are
-                if (sack == null && Psn.compare(psn, w.lastPsn) >= 0) {
+                if (recovery.ackPastReadMeansLoss() && Psn.compare(psn, w.lastPsn) >= 0) {
                     unackedPsn = Psn.add(w.firstPsn, w.respPkts);
                     retry(unackedPsn);
                 }
@@ -284,6 +272,18 @@ final class Completer {
         progress();
     }
 
+    /** A READ has every response: it retires, and the requester may send another READ or atomic. */
+    void readCompleted(SendWqe w) {
+        w.done = true;
+        qp.requester.readRetired();
+        retire(w, WcStatus.SUCCESS, 0);
+    }
+
+    /** The number of packets of {@code w}'s message (its requests, or a READ's responses). */
+    static int packets(SendWqe w) {
+        return Psn.distance(w.firstPsn, w.lastPsn) + 1;
+    }
+
     private void onReadResponse(RocePacket p, int psn) {
         ackThrough(Psn.add(psn, -1));
         if (qp.sq.isEmpty()) return;
@@ -292,26 +292,22 @@ final class Completer {
             ctx.counters().ghostResponse++;
             return;
         }
-        int expected = Psn.add(w.firstPsn, w.respPkts);
-        if (sack != null) {
-            onReadResponseSelective(w, p, psn, expected);
-            return;
-        }
+        recovery.onReadResponse(w, p, psn, Psn.add(w.firstPsn, w.respPkts));
+    }
+
+    /**
+     * A READ response taken in order (IBA 9.7.5.1; rxe_comp.c check_psn, check_ack, do_read): the expected one is
+     * written where it belongs; a duplicate is ignored; one past a gap means a response was lost, and the READ is
+     * asked again from the first missing one (COMPST_ERROR_RETRY).
+     */
+    void readResponseInOrder(SendWqe w, RocePacket p, int psn, int expected) {
         int cmp = Psn.compare(psn, expected);
         if (cmp < 0) {
             qp.counters.duplicatesSeen++;
             return;
         }
         if (cmp > 0) {
-            // a response was lost: ask again from the first missing one (rxe: COMPST_ERROR_RETRY)
-            if (Psn.compare(psn, w.lastPsn) <= 0) {
-                if (sack == null) {
-                    retry(expected);
-                } else if (readResumedAt != expected) {
-                    readResumedAt = expected; // once per gap: later responses of the same stream say the same
-                    qp.requester.resendOne(expected, null, true);
-                }
-            }
+            if (Psn.compare(psn, w.lastPsn) <= 0) retry(expected);
             return;
         }
         Opcode op = p.opcode();
@@ -331,110 +327,17 @@ final class Completer {
         if (!scatter(w, offset, buf, p.payloadOffset(), len, 0)) return;
         w.respPkts++;
         unackedPsn = Psn.next(psn);
-        if (last) {
-            w.done = true;
-            qp.requester.readRetired();
-            retire(w, WcStatus.SUCCESS, 0);
-        }
+        if (last) readCompleted(w);
         progress();
     }
 
-    /**
-     * Selective repeat: a READ response is placed wherever it lands in the message, in order or past a gap (up to
-     * {@link JroceExtensions#OOO_WINDOW} PSNs ahead), since every response packet's place follows from its PSN: packet
-     * k carries bytes [k·MTU, (k+1)·MTU), the last one the rest. A jroce responder sends each packet exactly as the
-     * first time (FIRST, MIDDLE, LAST or ONLY by its place in the message), also when it sends it again. A gap
-     * is asked again alone: from the first missing PSN up to the first one already placed ({@link #readHoleRun}),
-     * once per gap, and the READ completes when every packet is in.
-     */
-    private void onReadResponseSelective(SendWqe w, RocePacket p, int psn, int expected) {
-        if (readGotWqe != w) {
-            clearReadGot();
-            readGotWqe = w;
-        }
-        int cmp = Psn.compare(psn, expected);
-        if (cmp < 0 || (cmp > 0 && readGot(psn))) {
-            qp.counters.duplicatesSeen++;
-            return;
-        }
-        if (Psn.compare(psn, w.lastPsn) > 0) return; // a later READ's response: asked again when that READ is at the head
-        if (Psn.distance(expected, psn) >= JroceExtensions.OOO_WINDOW) {
-            qp.counters.oooDropped++;
-            return;
-        }
-        int mtu = qp.mtu;
-        int index = Psn.distance(w.firstPsn, psn);
-        int npkts = Psn.distance(w.firstPsn, w.lastPsn) + 1;
-        long offset = (long) index * mtu;
-        long want = Math.min(mtu, w.length - offset);
-        Opcode op = p.opcode();
-        if (op.startsMessage() != (index == 0) || op.endsMessage() != (index == npkts - 1) || p.payloadLength() != want) {
-            failOldest(p.payloadLength() == want ? WcStatus.BAD_RESP_ERR : WcStatus.LOC_LEN_ERR, 0);
-            return;
-        }
-        if (!scatter(w, offset, p.buffer(), p.payloadOffset(), (int) want, 0)) return;
-        if (cmp > 0) {
-            readGot[(psn & (JroceExtensions.OOO_WINDOW - 1)) >>> 6] |= 1L << psn;
-            readGotCount++;
-            qp.counters.readResponsesPlacedOutOfOrder++;
-            askReadGap(w, expected); // once per gap: later responses of the same stream say the same
-            return;
-        }
-        w.respPkts++;
-        while (readGotCount > 0 && w.respPkts < npkts && readGot(Psn.add(w.firstPsn, w.respPkts))) {
-            int held = Psn.add(w.firstPsn, w.respPkts);
-            readGot[(held & (JroceExtensions.OOO_WINDOW - 1)) >>> 6] &= ~(1L << held);
-            readGotCount--;
-            w.respPkts++;
-        }
-        int next = Psn.add(w.firstPsn, w.respPkts);
-        unackedPsn = next;
-        if (w.respPkts == npkts) {
-            clearReadGot();
-            w.done = true;
-            qp.requester.readRetired();
-            retire(w, WcStatus.SUCCESS, 0);
-        } else if (readGotCount > 0) {
-            askReadGap(w, next); // the next gap is known already: packets past it are placed
-        }
-        progress();
-    }
-
-    /** Asks again for the gap that starts at {@code from} (the READ's first missing PSN), unless it was asked for already. */
-    private void askReadGap(SendWqe w, int from) {
-        if (readAsked && Psn.compare(from, readAskedEnd) <= 0) return; // inside the gap asked for last: on its way
-        readAsked = true;
-        readAskedEnd = Psn.add(from, readHoleRun(w) - 1);
-        qp.requester.resendOne(from, null, true);
-    }
-
-    private boolean readGot(int psn) {
-        return readGotCount > 0 && (readGot[(psn & (JroceExtensions.OOO_WINDOW - 1)) >>> 6] & (1L << psn)) != 0;
-    }
-
-    private void clearReadGot() {
-        if (readGotCount > 0) java.util.Arrays.fill(readGot, 0);
-        readGotCount = 0;
-        readGotWqe = null;
-        readAsked = false;
-    }
-
-    /**
-     * Selective repeat: how many response packets of READ {@code w} to ask for from its first missing one: up to the
-     * first packet already placed past the gap, or to the end of the message.
-     */
+    /** How many response packets of READ {@code w} a (re)sent request asks for, from its first missing one. */
     int readHoleRun(SendWqe w) {
-        int npkts = Psn.distance(w.firstPsn, w.lastPsn) + 1;
-        int from = w.respPkts;
-        if (sack == null || readGotWqe != w || readGotCount == 0) return npkts - from;
-        for (int k = 1; from + k < npkts && k < JroceExtensions.OOO_WINDOW; k++) {
-            if (readGot(Psn.add(w.firstPsn, from + k))) return k;
-        }
-        return npkts - from;
+        return recovery.readHoleRun(w);
     }
 
     /** Writes READ payload or an atomic's original value into the WQE's scatter list. */
-    private boolean scatter(SendWqe w, long off, ByteBuf src, int srcIdx, int len, long atomicValue) {
+    boolean scatter(SendWqe w, long off, ByteBuf src, int srcIdx, int len, long atomicValue) {
         int r;
         if (src != null) {
             r = CopyData.scatter(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, src, srcIdx, len);
@@ -451,89 +354,6 @@ final class Completer {
         if (r == CopyData.OK) return true;
         failOldest(r == CopyData.PAST_END ? WcStatus.LOC_LEN_ERR : WcStatus.LOC_PROT_ERR, 0);
         return false;
-    }
-
-    /**
-     * Selective repeat: the responder holds {@code sackedPsn} and expects the NAK's PSN (already applied as a
-     * cumulative acknowledgement as far as it goes: not past an unanswered READ). Enters recovery if not in it, then resends each PSN below the highest SACKed
-     * one that was neither SACKed nor resent earlier in this recovery.
-     */
-    private void onSack(int expected, int msn) {
-        qp.counters.sacksReceived++;
-        SackScoreboard sb = sack;
-        sb.advance(unackedPsn);
-        int first = Psn.add(expected, JroceExtensions.sackOffset(msn));
-        int count = JroceExtensions.sackCount(msn);
-        int sackedPsn = Psn.add(first, count - 1);
-        if (JroceExtensions.sackOffset(msn) == 0 || count == 0 || Psn.compare(sackedPsn, qp.requester.sqPsn) >= 0
-                || !sb.inWindow(sackedPsn)) {
-            return; // malformed, stale or out of range
-        }
-        if (!sb.inWindow(first)) { // partly acknowledged since (a SACK overtaken by an ACK): the rest still counts
-            first = Psn.next(unackedPsn);
-            count = Psn.distance(first, sackedPsn) + 1;
-        }
-        qp.flowRelease(sb.mark(first, count)); // held by the responder, no longer in its socket buffer
-        if (!sb.inRecovery) {
-            sb.inRecovery = true;
-            sb.recoveryPsn = qp.requester.sqPsn;
-            sb.rtxNext = unackedPsn;
-            cc.onLoss(ctx.clock().nanoTime(), srttNanos);
-            rttPsn = -1; // Karn: no RTT sample across a retransmission
-        }
-        // the responder has every request before the PSN it expects: a READ there is being answered, not lost
-        if (Psn.compare(expected, sb.rtxNext) > 0) sb.rtxNext = expected;
-        // resends sent before something now SACKed were lost as well: resent again now, not after a probe or timeout
-        for (int lost = sb.nextLostResend(unackedPsn); lost >= 0 && qp.state == QpState.RTS; lost = sb.nextLostResend(unackedPsn)) {
-            if (Psn.compare(lost, expected) < 0) continue; // the responder has it (a READ being answered)
-            sb.setResent(lost, false);
-            qp.counters.lostRetransmits++;
-            qp.requester.resendOne(lost, sb, false);
-        }
-        resendHoles(sb.highSack, false);
-        ensureTimer();
-    }
-
-    /**
-     * Resends the holes in [rtxNext, end): PSNs not SACKed and not resent already (unless found lost again). After
-     * a timeout every hole is resent, and an unfinished READ or atomic is asked again even if its request was
-     * SACKed: its response may be what was lost.
-     */
-    private void resendHoles(int end, boolean afterTimeout) {
-        SackScoreboard sb = sack;
-        int p = Psn.compare(sb.rtxNext, unackedPsn) < 0 ? unackedPsn : sb.rtxNext;
-        int budget = SackScoreboard.SIZE;
-        while (Psn.compare(p, end) < 0 && budget-- > 0 && qp.state == QpState.RTS) {
-            // most PSNs below the highest SACK are SACKed: passed over without looking for their WQE
-            p = !afterTimeout && sb.isSacked(p) ? Psn.next(p) : qp.requester.resendOne(p, sb, afterTimeout);
-        }
-        if (Psn.compare(p, sb.rtxNext) > 0) sb.rtxNext = p;
-    }
-
-    /**
-     * Selective repeat, local ACK timeout: everything still unacknowledged and not SACKed is taken as lost and
-     * resent once (no Go-Back-N: what the responder holds is not sent again). Counts against retry_cnt.
-     */
-    private void selectiveTimeout() {
-        if (retryLeft <= 0) {
-            failOldest(WcStatus.RETRY_EXC_ERR, 0);
-            return;
-        }
-        retryLeft--;
-        qp.counters.retries++;
-        ctx.counters().retransmits++;
-        rttPsn = -1;
-        SackScoreboard sb = sack;
-        cc.onTimeout(ctx.clock().nanoTime());
-        sb.advance(unackedPsn);
-        sb.inRecovery = true;
-        sb.recoveryPsn = qp.requester.sqPsn;
-        sb.rtxNext = unackedPsn;
-        readResumedAt = -1;
-        int end = Psn.add(unackedPsn, SackScoreboard.SIZE);
-        if (Psn.compare(end, qp.requester.sqPsn) > 0) end = qp.requester.sqPsn;
-        resendHoles(end, true);
-        ensureTimer();
     }
 
     /** Go-Back-N from {@code psn}, counting against retry_cnt (IBA 9.7.6.1.1; rxe req_retry). */
@@ -568,6 +388,18 @@ final class Completer {
         ensureTimer();
     }
 
+    /**
+     * Go-Back-N after a local ACK timeout: from the head WQE's first unacknowledged packet (a READ from its first
+     * missing response, an atomic whole). Re-arms the timer (ensureTimer) while anything is still outstanding.
+     */
+    void retryFromHead() {
+        SendWqe w = qp.sq.head();
+        int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
+                : w.opcode.isAtomic() ? w.firstPsn
+                : Psn.compare(unackedPsn, w.firstPsn) > 0 ? unackedPsn : w.firstPsn;
+        retry(from);
+    }
+
     /** While anything is outstanding a retransmit timer runs, whatever path led here. */
     void ensureTimer() {
         if (retransmitAt == 0 && qp.timeoutNanos > 0 && !qp.requester.rnrWaiting() && hasOutstanding()
@@ -591,6 +423,18 @@ final class Completer {
         ctx.timers().arm(qp);
     }
 
+    /** The earliest of this QP's armed deadlines (retransmit, tail probe, RNR back-off), 0 when none is armed. */
+    long nextDeadline() {
+        long at = 0;
+        if (retransmitAt != 0) at = retransmitAt;
+        if (probeAt != 0 && (at == 0 || probeAt - at < 0)) at = probeAt;
+        if (qp.requester.rnrWaiting()) {
+            long r = qp.requester.rnrUntil();
+            if (at == 0 || r - at < 0) at = r;
+        }
+        return at;
+    }
+
     /** Timer check, on the event loop. Returns true while a timer is still armed. */
     boolean onTimer(long now) {
         Requester req = qp.requester;
@@ -607,15 +451,7 @@ final class Completer {
                 qp.counters.timeouts++;
                 ctx.counters().timeouts++;
                 retriedAt = -1;
-                if (sack != null && !req.rnrWaiting()) {
-                    selectiveTimeout();
-                    return retransmitAt != 0 || req.rnrWaiting() || probeAt != 0;
-                }
-                SendWqe w = qp.sq.head();
-                int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
-                        : w.opcode.isAtomic() ? w.firstPsn
-                        : Psn.compare(unackedPsn, w.firstPsn) > 0 ? unackedPsn : w.firstPsn;
-                retry(from); // re-arms the timer (ensureTimer) while anything is still outstanding
+                if (recovery.onTimeout()) return retransmitAt != 0 || req.rnrWaiting() || probeAt != 0;
             }
         }
         if (probeAt != 0 && now - probeAt >= 0) {

@@ -31,6 +31,7 @@ public final class Device implements AutoCloseable {
     private final Shards shards;
     /** The first shard: QP 1, the device-wide tasks ({@link #runOnLoop}); the only one by default. */
     private final Transport transport;
+    private final DeviceRunner runner;
     private final Object qpnLock = new Object();
     private final QpnAllocator qpns = QpnAllocator.spread(); // guarded by qpnLock
     /** The Q_Key of QP 1, the GSI QP ({@code IB_QP1_QKEY}, include/rdma/ib_mad.h). */
@@ -44,6 +45,7 @@ public final class Device implements AutoCloseable {
         this.config = config;
         this.shards = new Shards(this, config);
         this.transport = shards.first();
+        this.runner = new DeviceRunner(transport);
         try {
             if (config.warmUp) {
                 long t0 = System.nanoTime();
@@ -247,6 +249,13 @@ public final class Device implements AutoCloseable {
         return shards.count == 1 ? transport.call(() -> transport.counters().copy()) : shards.counters();
     }
 
+    /** How many timer checks the device's timer wheels have run (tests). */
+    long timerChecks() {
+        long n = 0;
+        for (Transport t : shards.all) n += t.call(() -> t.timers().checks);
+        return n;
+    }
+
     /** Runs due timers now, on the event loop(s) (for tests that step an injected clock). */
     public void runTimers() {
         for (Transport t : shards.all) {
@@ -266,6 +275,14 @@ public final class Device implements AutoCloseable {
             task.run();
             return null;
         });
+    }
+
+    /**
+     * The runner of the device's own work besides packets, on the loop that owns QP 1: the connection manager runs
+     * there ({@link DeviceRunner}).
+     */
+    public DeviceRunner runner() {
+        return runner;
     }
 
     /**

@@ -171,13 +171,8 @@ final class DeviceAgent {
         loop.execute(r);
     }
 
-    void schedule(Runnable r, long nanos) {
-        loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
-    }
-
-    /** Runs {@code r} every {@code nanos} (after the previous run ends) until the returned future is cancelled. */
-    io.netty.util.concurrent.ScheduledFuture<?> scheduleWithFixedDelay(Runnable r, long nanos) {
-        return loop.scheduleWithFixedDelay(r, nanos, nanos, TimeUnit.NANOSECONDS);
+    java.util.concurrent.ScheduledFuture<?> schedule(Runnable r, long nanos) {
+        return loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
     }
 
     // ------------------------------------------------------------------------------------------------

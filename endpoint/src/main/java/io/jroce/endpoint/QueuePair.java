@@ -16,8 +16,13 @@ import static io.jroce.endpoint.QpAttr.Field.*;
  */
 public final class QueuePair {
     static final boolean LITTLE_ENDIAN_HOST = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
-    /** Device limit on max_rd_atomic / max_dest_rd_atomic (ibv_device_attr.max_qp_rd_atom). */
-    public static final int MAX_RD_ATOMIC = 16;
+    /**
+     * Device limit on max_rd_atomic / max_dest_rd_atomic (ibv_device_attr.max_qp_rd_atom, max_qp_init_rd_atom): 128, as
+     * rdma_rxe's (rxe_param.h RXE_MAX_QP_RD_ATOM), because perftest moves its QP to RTS with the peer's depth as its
+     * own (a lower limit here made its READ and atomic tests against rxe fail with EINVAL). A responder makes its
+     * resources as it uses them, so a QP given 128 costs what it uses.
+     */
+    public static final int MAX_RD_ATOMIC = 128;
 
     private final Device device;
     private final ProtectionDomain pd;
@@ -62,7 +67,12 @@ public final class QueuePair {
     final Responder responder;
     private final Runnable doorbellTask = this::doorbell;
     private final java.util.concurrent.atomic.AtomicBoolean doorbellPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** On the shard's timer wheel ({@link Timers}): filed for {@link #timerDue} in slot {@link #timerSlot}. */
     boolean timerListed;
+    long timerDue;
+    int timerSlot;
+    QueuePair timerNext;
+    QueuePair timerPrev;
     /** Flow control: new packets this QP sent (a READ: its response packets) not yet acknowledged, in FlowBudget.inFlight. */
     int flowHeld;
     /** Flow control: queued in Transport's waiters for the device-wide budget. */
@@ -538,6 +548,7 @@ public final class QueuePair {
         rq.discardAll();
         completer.retransmitAt = 0;
         requester.cancelRnrWait();
+        tx.timers().cancel(this);
         errorReason = null;
     }
 

@@ -59,6 +59,11 @@ final class Requester {
         rnrUntil = until;
     }
 
+    /** When the RNR back-off ends (valid while {@link #rnrWaiting}). */
+    long rnrUntil() {
+        return rnrUntil;
+    }
+
     /** Whether an RNR back-off holds transmission. */
     boolean rnrWaiting() {
         return rnrWaiting;
@@ -169,17 +174,11 @@ final class Requester {
         return comp.hasOutstanding() && pastWindow(comp, psn);
     }
 
-    /**
-     * Whether sending {@code psn} would leave a window of PSNs in flight. Under selective repeat the PSNs the
-     * responder SACKed are held there, not in flight (as TCP's SACK "pipe" counts, RFC 6675; IRN's BDP-FC counts
-     * from the cumulative ACK), so the window runs past a hole, as far as the responder's store reaches from it.
-     */
+    /** Whether sending {@code psn} would leave a window of PSNs in flight, as the QP's loss recovery counts them. */
     private boolean pastWindow(Completer comp, int psn) {
         int span = Psn.distance(comp.unackedPsn, psn);
         if (span >= (1 << 23)) return false; // behind the oldest unacknowledged PSN: a resend
-        SackScoreboard sb = comp.sack;
-        if (sb == null) return span >= windowLimit();
-        return span - sb.sackedCount >= windowLimit() || span >= SackScoreboard.SIZE - 1;
+        return comp.recovery().pastWindow(span, windowLimit());
     }
 
     /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
@@ -204,7 +203,7 @@ final class Requester {
         if (w.opcode.isReadOrAtomic()) {
             if (w.nextPkt == 0) {
                 comp.packetSent(); // timer armed before the packet leaves, so its deadline predates any reply
-                if (comp.sack != null) comp.sack.sent(w.firstPsn);
+                comp.recovery().sent(w.firstPsn);
                 if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                 else sendAtomic(w);
                 w.nextPkt = 1;
@@ -268,8 +267,7 @@ final class Requester {
     }
 
     private void sendDataPacket(SendWqe w, int pkt, int psn, boolean forceAckReq) {
-        SackScoreboard sb = qp.completer.sack;
-        if (sb != null) sb.sent(psn);
+        qp.completer.recovery().sent(psn);
         int mtu = qp.mtu;
         boolean first = pkt == 0;
         boolean last = pkt == w.npkts - 1;

@@ -23,7 +23,6 @@ final class Responder {
     private final HeaderViews views;
     int ePsn;
     int msn;
-    private boolean seqNakSent;
     /** The message in progress: 0 none, else SEND or WRITE, waiting for MIDDLE/LAST. */
     private Operation inProgress;
     private long recvOffset;
@@ -32,13 +31,15 @@ final class Responder {
     private long writeRemaining;
     private long writeTotal;
     private ResponderResource[] resources = new ResponderResource[0];
+    /** Resources made so far: {@code resources[0..resourcesUsed)} (they are taken in turn from the first). */
+    private int resourcesUsed;
     private int nextResource;
     private boolean pumpScheduled;
-    /** Selective repeat: requests held past a gap (allocated when the extension is on). */
-    private ReorderBuffer reorder;
-    private final RocePacket held = new RocePacket();
-    /** True while held requests are executed: their AckReqs are folded into one cumulative ACK. */
-    private boolean draining;
+    /** What becomes of requests past the expected PSN: {@link InOrder} (plain IBA) or a {@link ReorderStore}. */
+    private final InOrder inOrder;
+    /** Selective repeat's store, made the first time the extension is on and kept for the QP's later lives. */
+    private ReorderStore reorderStore;
+    private RequestOrder order;
     /**
      * ACK coalescing: the plain positive ACK owed for the newest AckReq of the current receive burst, not sent
      * yet. An ACK of PSN n acknowledges every PSN up to n (IBA 9.7.5.1, coalesced acknowledges; rdma_rxe
@@ -52,31 +53,18 @@ final class Responder {
     private int ackMsn;
     /** On the transport's list of responders with a pending ACK (once per flush, however many ACKs it folded). */
     boolean ackListed;
-    /**
-     * Selective repeat: the runs of held PSNs that requests of the current receive burst landed in, each owed one
-     * SACK at the next flush (a new run once these are full sends the owed ones first). Bounded by
-     * {@link #MAX_SACK_RUNS}.
-     */
-    private static final int MAX_SACK_RUNS = 4;
-    private final int[] sackLo = new int[MAX_SACK_RUNS];
-    private final int[] sackHi = new int[MAX_SACK_RUNS];
-    /** The run began after a new gap in this burst: its SACK is preceded by one for the run below (see emitSacks). */
-    private final boolean[] sackNewGap = new boolean[MAX_SACK_RUNS];
-    private int sackRuns;
-    /**
-     * Whether the SACKs owed must go at the next flush: a new run began (a gap the requester must hear of at once)
-     * or a held request asked for an acknowledgement. Otherwise a run that only grew is reported once
-     * {@link #SACK_EVERY} requests have been held since the last SACK, about as often as ACKs go without loss.
-     */
-    private boolean sackUrgent;
-    private int heldSinceSack;
-    private static final int SACK_EVERY = 32;
-
     Responder(QueuePair qp, EngineContext ctx) {
         this.qp = qp;
         this.ctx = ctx;
         this.out = ctx.out();
         this.views = out.views();
+        this.inOrder = new InOrder(this, qp);
+        this.order = inOrder;
+    }
+
+    /** The PSN the next request in order carries (ePSN). */
+    int expectedPsn() {
+        return ePsn;
     }
 
     /** Whether a request in sequence arrived since {@link #reset} (the first fires COMM_EST). */
@@ -87,22 +75,20 @@ final class Responder {
         ePsn = rqPsn;
         msn = 0;
         ackPending = false;
-        sackRuns = 0;
-        sackUrgent = false;
-        heldSinceSack = 0;
-        seqNakSent = false;
         inProgress = null;
         writeMr = null;
         int n = Math.max(1, maxDestRdAtomic);
-        resources = new ResponderResource[n];
-        for (int i = 0; i < n; i++) resources[i] = new ResponderResource();
+        resources = new ResponderResource[n]; // made when first used: a QP given 128 may never use more than a few
+        resourcesUsed = 0;
         nextResource = 0;
         if ((qp.extensions & JroceExtensions.SELECTIVE_REPEAT) != 0) {
-            if (reorder == null) reorder = new ReorderBuffer(JroceExtensions.OOO_WINDOW, ctx);
-            reorder.clear();
+            if (reorderStore == null) reorderStore = new ReorderStore(this, qp, ctx);
+            order = reorderStore;
         } else {
             releaseStore();
+            order = inOrder;
         }
+        order.reset();
     }
 
     void onRequest(RocePacket p) {
@@ -113,62 +99,21 @@ final class Responder {
         }
         int psn = p.psn();
         int cmp = Psn.compare(psn, ePsn);
-        if (cmp > 0 && reorder != null) {
-            holdOutOfOrder(p, psn);
-            return;
-        }
         if (cmp > 0) {
-            // IBA 9.7.5.1.2 (rxe check_psn): a PSN sequence error NAK carrying the expected PSN, once per
-            // gap; the rest of the burst in flight behind the lost packet is dropped silently
-            qp.counters.outOfOrder++;
-            if (!seqNakSent) {
-                seqNakSent = true;
-                qp.counters.seqNaksSent++;
-                sendAck(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), ePsn);
-            }
+            order.onAhead(p, psn);
             return;
         }
         if (cmp < 0) {
             duplicate(p, psn);
             return;
         }
-        seqNakSent = false;
         if (!firstRequestSeen) {
             // the requester is sending, so it has our CM's REP: communication established (IBA 11.6.3, COMM_EST)
             firstRequestSeen = true;
             qp.device().firstPacket(qp.qpNum());
         }
         execute(p, psn);
-        if (reorder != null && reorder.size() > 0) drainHeld();
-    }
-
-    /**
-     * Selective repeat: keeps a request that arrived past a gap and reports it with a SACK (a PSN sequence
-     * error NAK for ePSN whose MSN field names this PSN), so the requester resends only what is missing.
-     * A request beyond the window is dropped and counted; the requester's timeout or a later SACK recovers it.
-     */
-    private void holdOutOfOrder(RocePacket p, int psn) {
-        if (!reorder.fits(ePsn, psn)) {
-            qp.counters.oooDropped++;
-            return;
-        }
-        if (!reorder.has(psn) && placeEarly(p, psn)) {
-            qp.counters.outOfOrder++;
-            qp.counters.writesPlacedOutOfOrder++;
-            oweSack(psn, p.ackReq());
-            return;
-        }
-        int put = reorder.put(psn, p.buffer(), p.offset(), p.length());
-        if (put == ReorderBuffer.NO_ROOM) {
-            qp.counters.oooDropped++; // the transport's stores are full: dropped like a packet past the window
-            return;
-        }
-        if (put == ReorderBuffer.STORED) {
-            qp.counters.outOfOrder++;
-        } else {
-            qp.counters.duplicatesSeen++; // resent although held: SACK it again, the SACK was lost
-        }
-        oweSack(psn, p.ackReq() || put == ReorderBuffer.HELD_ALREADY);
+        order.afterInOrder();
     }
 
     /**
@@ -178,20 +123,18 @@ final class Responder {
      * nothing else can act on these bytes before the message ends (a READ behind it waits for it; one before it
      * was answered whole when the FIRST was executed). Returns false where the packet must be held whole.
      */
-    private boolean placeEarly(RocePacket p, int psn) {
+    boolean placeEarly(RocePacket p, int psn) {
         if (inProgress != Operation.RDMA_WRITE || writeMr == null || p.opcode() != Opcode.RC_RDMA_WRITE_MIDDLE) return false;
         int mtu = qp.mtu;
         if (p.payloadLength() != mtu || !writeMr.rkeyUsable()) return false;
         long at = (long) Psn.distance(ePsn, psn) * mtu;
         if (at + mtu >= writeRemaining) return false; // not a MIDDLE of this message: its LAST or beyond
         writeMr.mem().setBytes(writeMr.offsetOf(writeVa + at), p.buffer(), p.payloadOffset(), mtu);
-        reorder.putPlaced(psn, p.ackReq());
         return true;
     }
 
     /** The in-order pass reaches a WRITE MIDDLE placed on arrival: the message moves on by one MTU. */
-    private boolean executePlaced(int psn) {
-        reorder.takePlaced(psn);
+    boolean executePlaced(int psn) {
         int mtu = qp.mtu;
         if (inProgress != Operation.RDMA_WRITE || writeRemaining <= mtu) {
             // only a peer breaking the opcode sequence gets here: the same answer as for any such packet
@@ -204,127 +147,13 @@ final class Responder {
         return true;
     }
 
-    /** Notes that the run holding {@code psn} is owed a SACK; {@code urgent}: at the next flush (AckReq, a duplicate). */
-    private void oweSack(int psn, boolean urgent) {
-        heldSinceSack++;
-        // a packet that does not extend a run held already opens one after a new gap: the requester hears at once
-        boolean newGap = !reorder.has(Psn.add(psn, -1));
-        if (urgent || newGap || heldSinceSack >= SACK_EVERY) sackUrgent = true;
-        for (int i = 0; i < sackRuns; i++) {
-            if (psn == Psn.next(sackHi[i])) {
-                sackHi[i] = psn; // the usual case: the run grows at its top
-                return;
-            }
-            if (Psn.compare(psn, Psn.add(sackLo[i], -1)) >= 0 && Psn.compare(psn, sackHi[i]) <= 0) {
-                if (Psn.compare(psn, sackLo[i]) < 0) sackLo[i] = psn;
-                sackNewGap[i] |= newGap;
-                return;
-            }
-        }
-        if (sackRuns == MAX_SACK_RUNS) emitPendingAck();
-        sackLo[sackRuns] = psn;
-        sackHi[sackRuns] = psn;
-        sackNewGap[sackRuns] = newGap;
-        sackRuns++;
-        ctx.ackPending(this);
-    }
-
-    /**
-     * Sends the owed SACKs: for each run noted this burst, the whole run of PSNs held around it now (it may have
-     * grown, merged with a neighbour, or been executed in part), as one NAK (PSN sequence error) for ePSN with the
-     * SACK block in the MSN field ({@link JroceExtensions#SELECTIVE_REPEAT}).
-     */
-    private void emitSacks() {
-        int n = sackRuns;
-        sackRuns = 0;
-        if (!sackUrgent) return; // only runs that grew: reported with a later SACK, or covered by the ACK
-        sackUrgent = false;
-        heldSinceSack = 0;
-        sackSentLo = -1;
-        sackSentHi = -1;
-        for (int i = 0; i < n; i++) {
-            int lo = sackLo[i];
-            int hi = sackHi[i];
-            if (Psn.compare(hi, ePsn) <= 0) continue; // executed since: the cumulative ACK covers it
-            if (Psn.compare(lo, ePsn) <= 0) lo = Psn.next(ePsn);
-            while (Psn.compare(lo, hi) <= 0 && !reorder.has(lo)) lo = Psn.next(lo);
-            if (Psn.compare(lo, hi) > 0) continue;
-            lo = reorder.runStart(ePsn, lo);
-            hi = reorder.runEnd(ePsn, hi);
-            if (sackNewGap[i]) {
-                // a new gap: first the run below it once more, so that a requester whose last SACK of that run was
-                // lost does not take the packets it did not hear of for lost when it hears of the new gap
-                int below = Psn.add(lo, -2);
-                for (int k = 0; k < SACK_GAP_SCAN && Psn.compare(below, ePsn) > 0; k++, below = Psn.add(below, -1)) {
-                    if (reorder.has(below)) {
-                        sendSack(reorder.runStart(ePsn, below), below);
-                        break;
-                    }
-                }
-            }
-            sendSack(lo, hi);
-        }
-    }
-
-    /** How far below a new gap {@link #emitSacks} looks for the run before it (past the lost packets). */
-    private static final int SACK_GAP_SCAN = 64;
-
-    /** The block {@link #emitSacks} sent last in this flush (not sent twice). */
-    private int sackSentLo;
-    private int sackSentHi;
-
-    private void sendSack(int lo, int hi) {
-        if (lo == sackSentLo && hi == sackSentHi) return;
-        int offset = Psn.distance(ePsn, lo);
-        int count = Math.min(Psn.distance(lo, hi) + 1, 4095);
-        if (offset > 4095) return; // beyond what a block can name (the store is smaller than this)
-        sackSentLo = lo;
-        sackSentHi = hi;
-        qp.counters.sacksSent++;
-        Opcode op = Opcode.RC_ACKNOWLEDGE;
-        ByteBuf b = out.startPacket(qp, op, 0, false, false, ePsn);
-        views.aeth.wrap(b, op.aethOffset()).write(Aeth.nak(Aeth.NakCode.PSN_SEQUENCE_ERROR), JroceExtensions.sackMsn(offset, count));
-        out.finishPacket(qp, b);
-    }
-
-    /** Executes held requests from ePSN on, in order, then acknowledges the new ePSN once. */
-    private void drainHeld() {
-        int drained = 0;
-        draining = true;
-        try {
-            while (reorder.has(ePsn) && acceptsRequests()) {
-                int psn = ePsn;
-                if (reorder.isPlaced(psn)) {
-                    if (!executePlaced(psn)) break;
-                    drained++;
-                    continue;
-                }
-                int len = reorder.length(psn);
-                byte[] d = reorder.take(psn);
-                if (held.decode(io.netty.buffer.Unpooled.wrappedBuffer(d, 0, len), 0, len) != io.jroce.wire.Problem.NONE) {
-                    ctx.counters().drop(DropReason.MALFORMED); // cannot happen: it decoded when it arrived
-                    break;
-                }
-                execute(held, psn);
-                if (ePsn == psn) break; // not accepted (RNR, error): the requester resends from here
-                drained++;
-            }
-        } finally {
-            draining = false;
-        }
-        // the gap closed: the slots' bytes go back to the device's budget, or a QP that once held a gap would keep its
-        // arrays for good and, across many QPs, the budget would be spent on stores that hold nothing
-        if (reorder.size() == 0) reorder.release();
-        if (drained > 0 && acceptsRequests()) coalesceAck(Psn.add(ePsn, -1));
-    }
-
-    private boolean acceptsRequests() {
+    boolean acceptsRequests() {
         QpState st = qp.state;
         return st == QpState.RTR || st == QpState.RTS || st == QpState.SQD || st == QpState.SQE;
     }
 
     /** Executes the request with the expected PSN. */
-    private void execute(RocePacket p, int psn) {
+    void execute(RocePacket p, int psn) {
         // responses leave in PSN order, and a request acts on memory as every earlier one left it: the responses of a
         // READ still streaming (it is answered a bounded number of packets per event-loop pass) go out before a later
         // request is executed or acknowledged, as rdma_rxe answers a READ whole before it takes the next request
@@ -531,12 +360,16 @@ final class Responder {
 
     private int streamingCount() {
         int c = 0;
-        for (ResponderResource r : resources) if (r.valid && r.streaming) c++;
+        for (int i = 0; i < resourcesUsed; i++) if (resources[i].valid && resources[i].streaming) c++;
         return c;
     }
 
     private ResponderResource allocResource() {
         ResponderResource r = resources[nextResource];
+        if (r == null) {
+            r = resources[nextResource] = new ResponderResource();
+            resourcesUsed = nextResource + 1;
+        }
         nextResource = (nextResource + 1) % resources.length;
         r.streaming = false;
         return r;
@@ -579,7 +412,8 @@ final class Responder {
 
     private ResponderResource oldestStreaming() {
         ResponderResource best = null;
-        for (ResponderResource r : resources) {
+        for (int i = 0; i < resourcesUsed; i++) {
+            ResponderResource r = resources[i];
             if (r.valid && r.streaming && (best == null || Psn.compare(r.nextPsn, best.nextPsn) < 0)) best = r;
         }
         return best;
@@ -611,8 +445,9 @@ final class Responder {
      * False if the region is gone (the QP was failed).
      */
     private boolean sendReadPacket(ResponderResource r, int psn, long va, int payload, boolean startsStream, boolean endsStream) {
-        boolean first = reorder != null ? psn == r.firstPsn : startsStream;
-        boolean last = reorder != null ? psn == r.lastPsn : endsStream;
+        boolean placed = order.placesReadResponses();
+        boolean first = placed ? psn == r.firstPsn : startsStream;
+        boolean last = placed ? psn == r.lastPsn : endsStream;
         if (payload > 0 && !r.mr.rkeyUsable()) {
             nakAndFail(Aeth.NakCode.REMOTE_ACCESS_ERROR, psn, "READ region was deregistered");
             return false;
@@ -698,14 +533,15 @@ final class Responder {
             case RDMA_READ_REQUEST -> {
                 long va = p.reth().va();
                 long len = p.reth().dmaLengthUnsigned();
-                for (ResponderResource r : resources) {
+                for (int i = 0; i < resourcesUsed; i++) {
+                    ResponderResource r = resources[i];
                     if (!r.valid || r.atomic) continue;
                     if (Psn.compare(psn, r.firstPsn) < 0 || Psn.compare(psn, r.lastPsn) > 0) continue;
                     // the retry must ask for the same bytes or a tail of them, under the same key
                     if (p.reth().rkey() != r.rkey || va < r.va || va + len > r.va + r.length) break;
                     if (r.mr != null && !r.mr.rkeyUsable()) break;
                     int n = Math.max(1, (int) ((len + qp.mtu - 1) / qp.mtu));
-                    if (reorder != null && r.streaming && Psn.compare(Psn.add(psn, n - 1), r.nextPsn) < 0) {
+                    if (order.placesReadResponses() && r.streaming && Psn.compare(Psn.add(psn, n - 1), r.nextPsn) < 0) {
                         resendReadRange(r, psn, va, len);
                     } else {
                         startStream(r, psn, va, len);
@@ -715,7 +551,8 @@ final class Responder {
                 ctx.counters().drop(DropReason.DUPLICATE_UNKNOWN);
             }
             case COMPARE_SWAP, FETCH_ADD -> {
-                for (ResponderResource r : resources) {
+                for (int i = 0; i < resourcesUsed; i++) {
+                    ResponderResource r = resources[i];
                     if (r.valid && r.atomic && r.firstPsn == psn) {
                         sendAtomicAck(psn, r.original, r.msn); // never executed twice
                         return;
@@ -732,14 +569,14 @@ final class Responder {
     }
 
     private void ackIfAsked(RocePacket p, int psn) {
-        if (p.ackReq() && !draining) coalesceAck(psn);
+        if (p.ackReq() && !order.draining()) coalesceAck(psn);
     }
 
     /**
      * Owes a plain ACK of {@code psn} with the current MSN: it replaces the pending one (which it covers, PSNs
      * being accepted in order) and leaves at the next flush. No allocation: a flag and two ints on the QP.
      */
-    private void coalesceAck(int psn) {
+    void coalesceAck(int psn) {
         if (ackPending) qp.counters.acksCoalesced++;
         ackPending = true;
         ackPsn = psn;
@@ -754,20 +591,18 @@ final class Responder {
             qp.counters.acksSent++;
             writeAck(Aeth.ACK_UNLIMITED, ackPsn, ackMsn);
         }
-        if (sackRuns > 0) emitSacks();
+        order.emitOwed();
     }
 
     /** Forgets the pending ACK and SACKs: the QP is reset or destroyed, so nothing is sent for it. */
     void dropPendingAck() {
         ackPending = false;
-        sackRuns = 0;
-        sackUrgent = false;
+        order.dropOwed();
     }
 
     /** Gives the selective-repeat store's memory back (the QP is reset or destroyed). */
     void releaseStore() {
-        if (reorder != null) reorder.release();
-        reorder = null;
+        if (reorderStore != null) reorderStore.release();
     }
 
     /**

@@ -1,78 +1,170 @@
 package io.jroce.endpoint;
 
-import io.netty.util.concurrent.ScheduledFuture;
-
 import java.util.ArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Retransmit and RNR timers. A QP with no armed timer is not on the list and costs nothing; while any QP
- * has one (and for {@link #IDLE_TICKS} ticks after), a single periodic tick task runs on the event loop and visits
- * only the QPs on the list. Time comes
- * from the device's {@link Clock}, so tests step it by hand and call {@link Device#runTimers()}.
+ * Retransmit, tail-probe and RNR timers: a hashed timing wheel (Varghese and Lauck) of {@link #SLOTS} slots of
+ * {@link #TICK_NANOS}, each an intrusive list of the QPs whose earliest deadline falls in it. A QP with no armed
+ * timer is on no list and costs nothing. The wheel is looked at once per cycle of the loop ({@link #runDue}, from the
+ * flush that ends it), and one scheduled wake-up, at the earliest deadline filed, makes an idle loop look at it in
+ * time; there is no periodic task, and a cycle visits only the slots time has passed, not every armed QP.
+ * <p>A deadline that moves later (each acknowledgement pushes the retransmit deadline) leaves the QP where it is
+ * filed: when that slot comes, the QP's timer check finds nothing due and the QP is filed again at its new earliest
+ * deadline. One that moves earlier is filed again at once. Time comes from the device's {@link Clock}, so tests step
+ * it by hand and call {@link Device#runTimers()}.
  */
 final class Timers {
-    /** Tick period: timers fire within this much of their deadline. */
+    /** Slot width: timers fire within this much of their deadline, or at the next cycle of a busy loop. */
     static final long TICK_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-
-    /**
-     * How many ticks the tick task keeps running with no timer armed before it stops: a request-response exchange
-     * arms and disarms its QP's timer per message, and a periodic task that stays scheduled costs no allocation,
-     * where scheduling a task anew makes one ({@code ScheduledFutureTask}) per arm. 10 ms: short, so that an idle
-     * device soon stops waking up (a busy-polling loop counts the ticks as activity).
-     */
-    static final int IDLE_TICKS = 20;
+    /** Slots in a turn of the wheel (a power of two): a turn spans 256 ms; later deadlines wait for their turn. */
+    static final int SLOTS = 512;
 
     private final Transport tx;
-    private final ArrayList<QueuePair> armed = new ArrayList<>();
-    /** The periodic tick, while it runs. */
-    private ScheduledFuture<?> ticker;
-    private int idleTicks;
-    private final Runnable tickTask = this::scheduledTick;
+    private final QueuePair[] slots = new QueuePair[SLOTS];
+    /** The tick (time / {@link #TICK_NANOS}) up to which the wheel has been run; its slot is looked at again. */
+    private long cursor;
+    private boolean started;
+    private int listed;
+    /** When the scheduled wake-up runs, {@link Long#MAX_VALUE} when none is scheduled. */
+    private long wakeAt = Long.MAX_VALUE;
+    private java.util.concurrent.ScheduledFuture<?> wakeFuture;
+    private boolean running;
+    private final ArrayList<QueuePair> due = new ArrayList<>();
+    private final Runnable wakeTask = this::wake;
 
     Timers(Transport tx) {
         this.tx = tx;
     }
 
+    /** {@code qp} armed a timer (or moved one): files it at its earliest deadline unless it is filed no later already. */
     void arm(QueuePair qp) {
-        if (!qp.timerListed) {
-            qp.timerListed = true;
-            armed.add(qp);
+        long at = qp.completer.nextDeadline();
+        if (at == 0) return; // nothing armed after all; a QP filed already is dropped when its slot comes
+        if (qp.timerListed) {
+            if (at - qp.timerDue >= 0) return; // fires no later than needed: filed again then
+            unlink(qp);
         }
-        idleTicks = 0;
-        if (ticker == null) ticker = tx.scheduleWithFixedDelay(tickTask, TICK_NANOS);
+        file(qp, at);
+        if (at - wakeAt < 0 || wakeAt == Long.MAX_VALUE) scheduleWake(at);
     }
 
-    private void scheduledTick() {
-        tick();
-        if (!armed.isEmpty()) {
-            idleTicks = 0;
-        } else if (++idleTicks >= IDLE_TICKS && ticker != null) {
-            ticker.cancel(false);
-            ticker = null;
-            idleTicks = 0;
-        }
-    }
-
-    /** Fires due timers; drops QPs whose timers are all off. Event loop only. */
+    /** Fires due timers now and flushes what they sent (tests that step an injected clock; the wake-up). */
     void tick() {
-        long now = tx.clock().nanoTime();
-        for (int i = 0; i < armed.size(); ) {
-            QueuePair qp = armed.get(i);
-            boolean keep = qp.state != QpState.RESET && qp.state != QpState.ERR && qp.completer.onTimer(now);
-            if (keep) {
-                i++;
-            } else {
-                qp.timerListed = false;
-                int last = armed.size() - 1;
-                armed.set(i, armed.get(last));
-                armed.remove(last);
-            }
-        }
+        runDue();
         tx.flushNow();
     }
 
+    /**
+     * Runs the slots time has passed since the last call: each QP filed there whose deadline has come gets its timer
+     * check, then is filed again at its next deadline or dropped. Once per cycle; cheap when nothing is due.
+     */
+    void runDue() {
+        if (listed == 0 || running) return;
+        long now = tx.clock().nanoTime();
+        long target = Math.floorDiv(now, TICK_NANOS);
+        running = true;
+        try {
+            long from = Math.max(cursor, target - SLOTS + 1); // one turn visits every slot
+            for (long t = from; t <= target; t++) {
+                for (QueuePair q = slots[(int) (t & (SLOTS - 1))]; q != null; q = q.timerNext) {
+                    if (q.timerDue - now <= 0) due.add(q);
+                }
+            }
+            cursor = target;
+            for (int i = 0; i < due.size(); i++) {
+                QueuePair qp = due.get(i);
+                if (!qp.timerListed) continue;
+                unlink(qp);
+                boolean live = qp.state != QpState.RESET && qp.state != QpState.ERR;
+                checks++;
+                if (live) qp.completer.onTimer(now);
+                long at = live ? qp.completer.nextDeadline() : 0;
+                if (at != 0 && !qp.timerListed) file(qp, at);
+            }
+            due.clear();
+        } finally {
+            running = false;
+        }
+    }
+
+    /** The scheduled wake-up: runs what is due, then schedules itself at the earliest deadline still filed. */
+    private void wake() {
+        wakeFuture = null;
+        wakeAt = Long.MAX_VALUE;
+        tick();
+        if (listed > 0 && wakeAt == Long.MAX_VALUE) scheduleWake(earliest());
+    }
+
+    /** The one wake-up, at {@code at}: one scheduled later is cancelled, so there is never more than one. */
+    private void scheduleWake(long at) {
+        if (wakeFuture != null) wakeFuture.cancel(false);
+        wakeAt = at;
+        wakeFuture = tx.schedule(wakeTask, Math.max(0, at - tx.clock().nanoTime()));
+    }
+
+    /**
+     * The earliest deadline filed: the slots from the cursor on, in order, until one holds a deadline of this turn
+     * (no later slot can hold an earlier one); deadlines of later turns are the answer only when no slot has one.
+     */
+    private long earliest() {
+        long turnEnd = (cursor + SLOTS) * TICK_NANOS;
+        long best = Long.MAX_VALUE;
+        for (long t = cursor; t < cursor + SLOTS; t++) {
+            boolean thisTurn = false;
+            for (QueuePair q = slots[(int) (t & (SLOTS - 1))]; q != null; q = q.timerNext) {
+                if (best == Long.MAX_VALUE || q.timerDue - best < 0) best = q.timerDue;
+                if (q.timerDue - turnEnd < 0) thisTurn = true;
+            }
+            if (thisTurn) return best;
+        }
+        return best;
+    }
+
+    /** Takes {@code qp} off the wheel (it was reset or destroyed: it has no timer any more). */
+    void cancel(QueuePair qp) {
+        if (qp.timerListed) unlink(qp);
+    }
+
+    /** Takes every QP off the wheel (the shard forgot its QPs). */
+    void clear() {
+        for (int s = 0; s < SLOTS; s++) {
+            while (slots[s] != null) unlink(slots[s]);
+        }
+    }
+
+    private void file(QueuePair qp, long at) {
+        long now = tx.clock().nanoTime();
+        if (!started) {
+            started = true;
+            cursor = Math.floorDiv(now, TICK_NANOS);
+        }
+        long t = Math.max(Math.floorDiv(at, TICK_NANOS), cursor);
+        int s = (int) (t & (SLOTS - 1));
+        qp.timerDue = at;
+        qp.timerSlot = s;
+        qp.timerPrev = null;
+        qp.timerNext = slots[s];
+        if (slots[s] != null) slots[s].timerPrev = qp;
+        slots[s] = qp;
+        qp.timerListed = true;
+        listed++;
+    }
+
+    private void unlink(QueuePair qp) {
+        if (qp.timerPrev != null) qp.timerPrev.timerNext = qp.timerNext;
+        else slots[qp.timerSlot] = qp.timerNext;
+        if (qp.timerNext != null) qp.timerNext.timerPrev = qp.timerPrev;
+        qp.timerNext = null;
+        qp.timerPrev = null;
+        qp.timerListed = false;
+        listed--;
+    }
+
+    /** Timer checks run (QPs taken off the wheel because their deadline came), for tests. */
+    long checks;
+
     int armedCount() {
-        return armed.size();
+        return listed;
     }
 }

@@ -209,6 +209,7 @@ final class Transport implements EngineContext {
     /** Forgets every QP, with {@code fail} first moving the live ones to ERR (device closed). */
     Void clearQps(boolean fail) {
         qps.clear(fail);
+        timers.clear();
         return null;
     }
 
@@ -220,8 +221,7 @@ final class Transport implements EngineContext {
     @Override
     public void execute(Runnable r) { agent.execute(r); }
 
-    void schedule(Runnable r, long nanos) { agent.schedule(r, nanos); }
-    io.netty.util.concurrent.ScheduledFuture<?> scheduleWithFixedDelay(Runnable r, long nanos) { return agent.scheduleWithFixedDelay(r, nanos); }
+    java.util.concurrent.ScheduledFuture<?> schedule(Runnable r, long nanos) { return agent.schedule(r, nanos); }
 
     /** Runs {@code c} on the event loop and returns its result; inline when already there (or free to run it). */
     <T> T call(Callable<T> c) { return agent.call(c); }
@@ -244,6 +244,7 @@ final class Transport implements EngineContext {
 
     void flushNow() {
         flushScheduled = false;
+        timers.runDue(); // the timer wheel, once per cycle: its resends leave with this flush
         flow.runWaiters(); // acknowledgements since the last flush may have freed room
         emitPendingAcks(); // the end of a receive burst, or any other flush: no ACK waits past it
         port.flush();

@@ -55,9 +55,14 @@
  * <h2>jroce-to-jroce extensions (negotiated; off for every other peer)</h2>
  * <ul>
  * <li>{@code JroceExtensions}: the extension flags a QP is given before RTR, and what each changes.</li>
+ * <li>{@code LossRecovery}: where the requester's loss recovery differs: {@code GoBackN} (IBA) or
+ * {@code SelectiveRepeat} (SACKs, holes resent once, READ responses placed past a gap).</li>
+ * <li>{@code RequestOrder}: where the responder's treatment of a request past a gap differs: {@code InOrder} (IBA:
+ * a sequence NAK) or {@code ReorderStore} (held, SACKed, executed when the gap closes).</li>
  * <li>{@code ReorderBuffer}: the selective-repeat responder's bounded store of requests past a gap.</li>
  * <li>{@code SackScoreboard}: the selective-repeat requester's SACKed PSNs and loss recovery state.</li>
- * <li>{@code CongestionControl}: the requester's per-QP window: delay target, loss, CNP (DCQCN RP), BDP cap.</li>
+ * <li>{@code CongestionWindow}: the requester's window policy; {@code CongestionControl} between jroce peers:
+ * delay target, loss, CNP (DCQCN RP), BDP cap.</li>
  * </ul>
  *
  * <h2>Who runs the device (rxe_task.c)</h2>
@@ -65,6 +70,8 @@
  * <li>{@code DeviceAgent}: runs a shard's loop, on a thread of its own (dedicated) or on the application's threads
  * that poll and post (invoked, run to completion, with a standby thread while nobody polls).</li>
  * <li>{@code AgentMode}: dedicated or invoked, chosen per device.</li>
+ * <li>{@code DeviceRunner}: the device's own work besides packets, on the loop that owns QP 1: the connection
+ * manager runs there, with no thread of its own.</li>
  * </ul>
  *
  * <h2>Transport and timers (rxe_net.c, rxe_recv.c, rxe_icrc.c, rxe_mr.c)</h2>

@@ -120,6 +120,27 @@ class RecoveryTest {
     }
 
     @Test
+    void afterATimeoutGoBackNRestartsWithOnePacketInFlight() {
+        connect();
+        // the first transmission of a 16-packet WRITE is lost whole
+        FaultRule lost = chaosA.addRule(FaultRule.drop().outbound().always());
+        write(1, 16 * MTU);
+        Pair.until("the WRITE's 16 packets are dropped", () -> lost.fired() == 16);
+        chaosA.removeRule(lost);
+        // the responder's acknowledgements are lost too, so that only the timeout's own resend is counted
+        FaultRule noAck = chaosB.addRule(FaultRule.drop().outbound().opcode(Opcode.RC_ACKNOWLEDGE).always());
+        long before = qa.counters().packetsOut;
+        expireTimers(); // the timer check runs the requester on the loop: what the timeout sends has left when it returns
+        assertEquals(1, qa.counters().packetsOut - before, "packets resent at once after the timeout (the whole window before)");
+        Pair.until("the resent packet is acknowledged (and the ACK dropped)", () -> noAck.fired() >= 1);
+        chaosB.removeRule(noAck);
+        expireTimers(); // again one packet; its ACK now arrives and the window doubles with each one after it
+        Wcs.assertOk(one(cqA), 1, WcOpcode.RDMA_WRITE, 16 * MTU, qa);
+        assertLanded(16 * MTU);
+        assertEquals(2, qa.counters().timeouts);
+    }
+
+    @Test
     void lostLastIsRecoveredByTimeout() {
         connect();
         FaultRule r = chaosA.addRule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_LAST).once());

@@ -1,5 +1,8 @@
 package io.jroce.verbs;
 
+import io.jroce.endpoint.Gid;
+import io.jroce.endpoint.QpAttr;
+import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.cm.CmAgent;
 import io.jroce.endpoint.cm.CmConfig;
@@ -61,7 +64,7 @@ public final class NativeCm {
             events.onPost(this::transfer);
         }
 
-        // on the agent's thread (a new event) and the program's (room made by a take); the C struct and its eventfd go
+        // on the agent's runner (a new event) and the program's (room made by a take); the C struct and its eventfd go
         // away after close, so no write may race with that
         private synchronized void transfer() {
             while (open && ready.size() < READY_MAX) {
@@ -139,8 +142,15 @@ public final class NativeCm {
         }
     }
 
-    public static void listen(int id, int backlog) {
-        id(id).listen(Math.max(1, backlog));
+    /** rdma_listen: 0, or EADDRINUSE when other ids share the port (REUSEADDR); the agent's message names that errno. */
+    public static int listen(int id, int backlog) {
+        try {
+            id(id).listen(Math.max(1, backlog));
+            return 0;
+        } catch (IllegalStateException e) {
+            if (e.getMessage() != null && e.getMessage().contains("(EADDRINUSE)")) return EADDRINUSE;
+            throw e;
+        }
     }
 
     public static void resolveAddr(int id, byte[] destination, int port, int timeoutMs) throws UnknownHostException {
@@ -154,6 +164,108 @@ public final class NativeCm {
     /** The id's QP is a QP of the program's libibverbs (its handle there), in RESET: the CM takes it to INIT. */
     public static void useQp(int id, int qp) {
         id(id).useQp(NativeVerbs.object(qp, QueuePair.class));
+    }
+
+    /** conn_param.qp_num with no QP on the id: a QP the program connects itself (rping -q). */
+    public static void ownQp(int id, int qpn) {
+        id(id).ownQp(qpn);
+    }
+
+    /** How many values {@link #initQpAttr} gives: modifyQp's 21, the traffic class and the hop limit. */
+    static final int INIT_QP_ATTR_VALUES = NativeVerbs.ATTR_COUNT + 2;
+
+    /**
+     * rdma_init_qp_attr: {@code values} receives the attributes the way {@link NativeVerbs#modifyQp} takes them
+     * (index = IBV_QP_* bit), then the path's traffic class and hop limit; {@code dgid} the destination GID (when the
+     * mask has IBV_QP_AV). Returns the mask. {@code state} is an IBV_QPS_* value.
+     */
+    public static int initQpAttr(int id, int state, int[] values, byte[] dgid) {
+        CmId cm = id(id);
+        if (state < 0 || state >= QpState.values().length) throw new IllegalArgumentException("QP state " + state);
+        QpAttr a = cm.initQpAttr(QpState.values()[state]);
+        int mask = 0;
+        for (QpAttr.Field f : a.mask()) {
+            int bit = switch (f) {
+                case STATE -> NativeVerbs.STATE;
+                case ACCESS_FLAGS -> NativeVerbs.ACCESS_FLAGS;
+                case PKEY_INDEX -> NativeVerbs.PKEY_INDEX;
+                case PORT -> NativeVerbs.PORT;
+                case PATH_MTU -> NativeVerbs.PATH_MTU;
+                case DEST_QPN -> NativeVerbs.DEST_QPN;
+                case AV -> NativeVerbs.AV;
+                case RQ_PSN -> NativeVerbs.RQ_PSN;
+                case MAX_DEST_RD_ATOMIC -> NativeVerbs.MAX_DEST_RD_ATOMIC;
+                case MIN_RNR_TIMER -> NativeVerbs.MIN_RNR_TIMER;
+                case SQ_PSN -> NativeVerbs.SQ_PSN;
+                case TIMEOUT -> NativeVerbs.TIMEOUT;
+                case RETRY_CNT -> NativeVerbs.RETRY_CNT;
+                case RNR_RETRY -> NativeVerbs.RNR_RETRY;
+                case MAX_QP_RD_ATOMIC -> NativeVerbs.MAX_QP_RD_ATOMIC;
+                case QKEY -> NativeVerbs.QKEY;
+            };
+            mask |= 1 << bit;
+            values[bit] = switch (f) {
+                case STATE -> a.state().ordinal(); // QpState is in IBV_QPS_* order
+                case ACCESS_FLAGS -> a.accessFlags();
+                case PKEY_INDEX -> a.pkeyIndex();
+                case PORT -> a.port();
+                case PATH_MTU -> a.pathMtu().ibvEnum();
+                case DEST_QPN -> a.destQpNum();
+                case AV -> {
+                    byte[] g = Gid.of(a.destAddress()).raw();
+                    System.arraycopy(g, 0, dgid, 0, 16);
+                    yield 0;
+                }
+                case RQ_PSN -> a.rqPsn();
+                case MAX_DEST_RD_ATOMIC -> a.maxDestRdAtomic();
+                case MIN_RNR_TIMER -> a.minRnrTimer();
+                case SQ_PSN -> a.sqPsn();
+                case TIMEOUT -> a.timeout();
+                case RETRY_CNT -> a.retryCnt();
+                case RNR_RETRY -> a.rnrRetry();
+                case MAX_QP_RD_ATOMIC -> a.maxRdAtomic();
+                case QKEY -> a.qkey();
+            };
+        }
+        values[NativeVerbs.ATTR_COUNT] = cm.trafficClass();
+        values[NativeVerbs.ATTR_COUNT + 1] = HOP_LIMIT;
+        return mask;
+    }
+
+    /** The hop limit of the paths the CM builds (cm.c cm_format_req for a routed RoCE v2 path). */
+    static final int HOP_LIMIT = 64;
+
+    public static void establish(int id) {
+        id(id).establish();
+    }
+
+    /** Linux's EISCONN (asm-generic/errno.h). */
+    static final int EISCONN = 106;
+
+    /** rdma_notify(IBV_EVENT_COMM_EST): 0, or EISCONN for a connection established already (cm.c cm_establish). */
+    public static int commEstablished(int id) {
+        try {
+            id(id).commEstablished();
+            return 0;
+        } catch (IllegalStateException e) {
+            if (e.getMessage() != null && e.getMessage().contains("(EISCONN)")) return EISCONN;
+            throw e;
+        }
+    }
+
+    // rdma_set_option's RDMA_OPTION_ID_* names (rdma_cma.h)
+    static final int OPTION_TOS = 0, OPTION_REUSEADDR = 1, OPTION_AFONLY = 2, OPTION_ACK_TIMEOUT = 3;
+
+    /** rdma_set_option(RDMA_OPTION_ID, name, value): the C side checked the name and the value's size. */
+    public static void setOption(int id, int name, int value) {
+        CmId cm = id(id);
+        switch (name) {
+            case OPTION_TOS -> cm.setTos(value);
+            case OPTION_REUSEADDR -> cm.setReuseAddr(value != 0);
+            case OPTION_AFONLY -> cm.setAfOnly(value != 0);
+            case OPTION_ACK_TIMEOUT -> cm.setAckTimeout(value);
+            default -> throw new IllegalArgumentException("option " + name);
+        }
     }
 
     /** p: responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count. */
@@ -204,7 +316,7 @@ public final class NativeCm {
     /** CmEventType in order, as enum rdma_cm_event_type (rdma_cma.h). */
     private static final int[] EVENT = {0 /* ADDR_RESOLVED */, 2 /* ROUTE_RESOLVED */, 4 /* CONNECT_REQUEST */,
         6 /* CONNECT_ERROR */, 7 /* UNREACHABLE */, 8 /* REJECTED */, 9 /* ESTABLISHED */, 10 /* DISCONNECTED */,
-        15 /* TIMEWAIT_EXIT */};
+        15 /* TIMEWAIT_EXIT */, 5 /* CONNECT_RESPONSE */};
 
     /**
      * Takes the channel's next event (the C side took its count): -1 when it belongs to an id already destroyed. Else

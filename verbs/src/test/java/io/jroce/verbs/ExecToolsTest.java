@@ -24,10 +24,10 @@ class ExecToolsTest {
     void devinfoThroughExec() throws Exception {
         // the class path stands in for target/jroce-verbs.jar, which the package phase makes after the tests
         Map<String, String> env = Map.of("JROCE_CLASSPATH", System.getProperty("java.class.path"));
-        String[] cmd = exec("127.0.0.3", Tools.tool("ibv_devinfo", "ibverbs-utils"), "-v").toArray(String[]::new);
+        String[] cmd = exec(Tools.addr(36), Tools.tool("ibv_devinfo", "ibverbs-utils"), "-v").toArray(String[]::new);
         Tools.Result r = Tools.run(env, 60, cmd);
         assertEquals(0, r.exit(), r.output());
-        assertTrue(r.output().contains("GID[  1]:\t\t::ffff:127.0.0.3, RoCE v2\n"), r.output());
+        assertTrue(r.output().contains("GID[  1]:\t\t::ffff:" + Tools.addr(36) + ", RoCE v2\n"), r.output());
     }
 
     @Test
@@ -46,11 +46,13 @@ class ExecToolsTest {
     @Test
     void rpingBothSidesThroughExec() throws Exception {
         // exec puts librdmacm.so.1 beside libibverbs.so.1 first on the path: rping's connection manager is jroce's
-        String server = "127.0.63.23";
+        String server = Tools.addr(23);
+        String client = Tools.addr(24);
+        String port = "" + Tools.cmPort(7174);
         String rping = Tools.tool("rping", "rdmacm-utils");
-        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, exec(server, rping, "-s", "-a", server, "-v")),
-                CmToolPair.LIBRARY_LISTENING + "7174",
-                new CmToolPair.Side("127.0.63.24", exec("127.0.63.24", rping, "-c", "-a", server, "-v", "-V", "-C", "3")));
+        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, exec(server, rping, "-s", "-a", server, "-p", port, "-v")),
+                CmToolPair.LIBRARY_LISTENING + port,
+                new CmToolPair.Side(client, exec(client, rping, "-c", "-a", server, "-p", port, "-v", "-V", "-C", "3")));
         assertEquals(0, o.clientExit(), o.both());
         assertEquals(0, o.serverExit(), o.both());
         assertTrue(o.client().contains("ping data: rdma-ping-2: "), o.both());

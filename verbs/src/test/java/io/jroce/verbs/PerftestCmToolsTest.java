@@ -12,34 +12,35 @@ import org.junit.jupiter.api.Test;
  * Debian's unmodified ib_write_bw with {@code -R} (its connections, the exchange's and the test QP's, made by the
  * RDMA connection manager) through this module's libraries: both sides through them, and against
  * {@code jroce perf write -R} in both roles. Each side must end successfully and print its result line for the
- * size and iteration count asked. Devices on 127.0.63.9 ... .14; {@code -p} is an rdma_cm port (no TCP).
+ * size and iteration count asked. Devices on hosts 9 ... 14 of {@link Tools#net}; {@code -p} is an rdma_cm port (no TCP).
  */
 class PerftestCmToolsTest {
+    private static final String PORT = "" + Tools.cmPort(46310);
     private static final String SIZE = "65536";
     private static final String ITERS = "500";
     private static final Pattern RESULT = Pattern.compile("(?m)^\\s*" + SIZE + "\\s+" + ITERS + "\\s+\\d");
 
     @Test
     void bothSidesThroughTheLibrary() throws Exception {
-        String server = "127.0.63.9";
-        CmToolPair.Outputs o = CmToolPair.run(tool(server, "46310"), CmToolPair.LIBRARY_LISTENING + "46310",
-                tool("127.0.63.10", "46310", server));
+        String server = Tools.addr(9);
+        CmToolPair.Outputs o = CmToolPair.run(tool(server, PORT), CmToolPair.LIBRARY_LISTENING + PORT,
+                tool(Tools.addr(10), PORT, server));
         check(o);
     }
 
     @Test
     void toolClientAgainstJroceServer() throws Exception {
-        String server = "127.0.63.11";
-        CmToolPair.Outputs o = CmToolPair.run(jroce(server, "46311"), "* Waiting for client to connect... *",
-                tool("127.0.63.12", "46311", server));
+        String server = Tools.addr(11);
+        CmToolPair.Outputs o = CmToolPair.run(jroce(server, PORT), "* Waiting for client to connect... *",
+                tool(Tools.addr(12), PORT, server));
         check(o);
     }
 
     @Test
     void jroceClientAgainstToolServer() throws Exception {
-        String server = "127.0.63.13";
-        CmToolPair.Outputs o = CmToolPair.run(tool(server, "46312"), CmToolPair.LIBRARY_LISTENING + "46312",
-                jroce("127.0.63.14", "46312", server));
+        String server = Tools.addr(13);
+        CmToolPair.Outputs o = CmToolPair.run(tool(server, PORT), CmToolPair.LIBRARY_LISTENING + PORT,
+                jroce(Tools.addr(14), PORT, server));
         check(o);
     }
 

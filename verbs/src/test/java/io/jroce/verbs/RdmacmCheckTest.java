@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * Runs rdmacm_check (src/test/c/rdmacm_check.c, built by make beside the libraries): an rdma_cm program compiled
  * against rdma-core's headers that looks librdmacm up by symbol version, watches an event channel's fd, resolves a
  * route and creates an id's QP on the id's verbs context. It prints "ok ..." per check and "FAIL ..." at the first
- * failure. Its device binds 127.0.63.7; the peer it resolves, 127.0.63.8, is never sent anything.
+ * failure. Its device binds host 31 of {@link Tools#net} and connects to itself there; the peer it resolves, host 32, is
+ * never sent anything. Its rdma_cm ports start at {@link Tools#cmPort}.
  */
 class RdmacmCheckTest {
 
@@ -20,13 +21,16 @@ class RdmacmCheckTest {
     void rdmacmCheckPasses() throws Exception {
         Path program = Tools.nativeDir().resolve("test/rdmacm_check");
         assertTrue(Files.isExecutable(program), "no " + program + ": did make run?");
-        Map<String, String> env = Map.of("JROCE_ADDR", "127.0.63.7", "JROCE_CLASSPATH", System.getProperty("java.class.path"));
-        Tools.Result r = Tools.run(env, 60, program.toString(), "127.0.63.8");
+        Map<String, String> env = Map.of("JROCE_ADDR", Tools.addr(31), "JROCE_CLASSPATH", System.getProperty("java.class.path"));
+        Tools.Result r = Tools.run(env, 60, program.toString(), Tools.addr(31), Tools.addr(32), "" + Tools.cmPort(7174));
         assertEquals(0, r.exit(), r.output());
         assertTrue(r.output().contains("ok dlvsym rdma_set_local_ece@RDMACM_1.3\n"), r.output());
         assertTrue(r.output().contains("ok the fd is not readable once the event is taken\n"), r.output());
         assertTrue(r.output().contains("ok no event waiting: EAGAIN\n"), r.output());
         assertTrue(r.output().contains("ok the id's QP is in INIT\n"), r.output());
+        assertTrue(r.output().contains("ok RDMA_OPTION_ID_ACK_TIMEOUT (a byte)\n"), r.output());
+        assertTrue(r.output().contains("ok RTS attributes carry ACK_TIMEOUT's 17\n"), r.output());
+        assertTrue(r.output().contains("ok rdma_notify(COMM_EST) again is EISCONN\n"), r.output());
         assertTrue(r.output().contains("all ok\n"), r.output());
     }
 }

@@ -37,11 +37,37 @@ final class ToolPair {
         long seed = Long.getLong("verbs.seed", System.nanoTime());
         System.out.println(testName + ": seed " + seed + " (-Dverbs.seed=" + seed + " repeats the addresses)");
         Random random = new Random(seed);
-        serverAddress = "127." + (1 + random.nextInt(250)) + "." + random.nextInt(256) + ".1";
-        clientAddress = serverAddress.substring(0, serverAddress.length() - 1) + "2";
-        try (ServerSocket ss = new ServerSocket(0)) {
-            tcpPort = ss.getLocalPort();
+        if (System.getProperty("verbs.net") != null) { // a /24 of the caller's (Tools.net): .101 ... .200
+            int host = 101 + 2 * random.nextInt(50);
+            serverAddress = Tools.addr(host);
+            clientAddress = Tools.addr(host + 1);
+        } else {
+            serverAddress = "127." + (1 + random.nextInt(250)) + "." + random.nextInt(256) + ".1";
+            clientAddress = serverAddress.substring(0, serverAddress.length() - 1) + "2";
         }
+        tcpPort = freeTcpPort();
+    }
+
+    /**
+     * A TCP port free now: in {@code -Dverbs.tcpPorts=FIRST-LAST} when given (the first one free there), else any the
+     * system gives.
+     */
+    private static int freeTcpPort() throws Exception {
+        String range = System.getProperty("verbs.tcpPorts");
+        if (range == null) {
+            try (ServerSocket ss = new ServerSocket(0)) {
+                return ss.getLocalPort();
+            }
+        }
+        String[] r = range.split("-");
+        for (int p = Integer.parseInt(r[0].trim()); p <= Integer.parseInt(r[1].trim()); p++) {
+            try (ServerSocket ss = new ServerSocket(p)) {
+                return p;
+            } catch (java.io.IOException busy) {
+                // the next one
+            }
+        }
+        throw new IllegalStateException("no free TCP port in " + range);
     }
 
     /** Runs {@code args} on both sides, the client with the server's address appended; both must end in time. */

@@ -16,6 +16,27 @@ import java.util.concurrent.TimeUnit;
 final class Tools {
     private Tools() {}
 
+    /**
+     * The /24 of loopback addresses the tests' devices bind: {@code -Dverbs.net} (three octets), by default 127.0.63. Each
+     * test has host numbers of its own in it ({@link #addr}); {@link ToolPair} draws its pairs from .101 to .200 there.
+     */
+    static String net() {
+        return System.getProperty("verbs.net", "127.0.63");
+    }
+
+    /** Host {@code host} of {@link #net}. */
+    static String addr(int host) {
+        return net() + "." + host;
+    }
+
+    /**
+     * The rdma_cm port the tests' servers listen on ({@code -Dverbs.cmPort}, by default {@code dflt}): rdma_cm ports are
+     * each device's own, and every test's devices have addresses of their own, so one number serves all.
+     */
+    static int cmPort(int dflt) {
+        return Integer.getInteger("verbs.cmPort", dflt);
+    }
+
     /** The directory make built the library into (the pom passes it as verbs.native). */
     static Path nativeDir() {
         String dir = System.getProperty("verbs.native");

@@ -43,7 +43,8 @@ import java.util.concurrent.Callable;
             "Through the connection manager (--via rping, perftest-*-cm) the tester makes the connection itself with CM MADs on QP 1 and "
                 + "also runs the cm group: how the REP answers the REQ, a lost RTU, a duplicate REQ, REQs to refuse, the MAD "
                 + "layer's answers, SIDR, and the DREQs that end the connection.",
-            "Exit status: 0 when no case departs, 1 when one does, 2 for bad usage.",
+            "Exit status: 0 when no case departs, 1 when one does or the run fails (the peer cannot be reached), 2 on bad usage "
+                    + "or an argument that cannot be used (an address not of this machine, a port in use, a file that cannot be written).",
         })
 public final class ConformCommand implements Callable<Integer> {
     enum Via {
@@ -198,12 +199,30 @@ public final class ConformCommand implements Callable<Integer> {
         InetAddress gidAddress = peerGid == null ? null : DeviceOptions.address(spec, peerGid, "--peer-gid");
         InetAddress local = bind != null ? DeviceOptions.address(spec, bind, "--bind") : LocalAddress.towards(peer);
         if (bind != null) DeviceOptions.checkLocal(spec, local);
+        // the files the run writes: one that cannot be written is a usage error before any packet leaves
+        if (junit != null && DeviceOptions.unwritable(junit) != null) {
+            throw new ParameterException(spec.commandLine(), "--junit: " + DeviceOptions.unwritable(junit));
+        }
+        if (pcap != null && DeviceOptions.unwritable(pcap) != null) {
+            throw new ParameterException(spec.commandLine(), "--pcap: " + DeviceOptions.unwritable(pcap));
+        }
         InetAddress roce = gidAddress != null ? gidAddress : peer;
         HookCommand hook = restartHook == null ? null : new HookCommand(restartHook, connectTimeout);
         List<Case.Result> results;
         String stopped;
         String name;
-        try (RawPort raw = new RawPort(local, rocePort);
+        RawPort raw;
+        try {
+            raw = new RawPort(local, rocePort);
+        } catch (IOException e) {
+            // our RoCE port taken on that address: an argument that cannot be used, as in every other command
+            if (String.valueOf(e.getMessage()).contains("in use")) {
+                throw new ParameterException(spec.commandLine(), (bind != null ? "--bind: " : "") + DeviceOptions.rocePortInUse(local, rocePort)
+                        + (bind != null ? "" : " with --bind"), e);
+            }
+            throw e;
+        }
+        try (raw;
              PcapWriter capture = pcap == null ? null : new PcapWriter(pcap)) {
             if (capture != null) raw.capture(capture);
             PeerLink link = switch (v) {

@@ -150,6 +150,11 @@ public final class DemoCommand implements Callable<Integer> {
             String why = io.jroce.cli.DeviceOptions.unwritable(pcap.resolve("node-a.pcap"));
             if (why != null) throw usage("--pcap: " + why);
         }
+        // last, a port the nodes cannot have: UDP 4791 on either address, the TCP exchange port on A, where B connects
+        io.jroce.cli.DeviceOptions.checkRocePortFree(spec, Converters.ip(a), 4791, "--node-a");
+        io.jroce.cli.DeviceOptions.checkRocePortFree(spec, Converters.ip(b), 4791, "--node-b");
+        if (port < 1 || port > 65535) throw usage("--port must be 1..65535, not " + port);
+        checkListen(Converters.ip(a));
         PrintWriter out = spec.commandLine().getOut();
         Path work = Files.createTempDirectory("jroce-demo");
         try {
@@ -314,6 +319,17 @@ public final class DemoCommand implements Callable<Integer> {
             return io.jroce.wire.IpText.of(Converters.ip(text));
         } catch (IllegalArgumentException e) {
             throw usage(option + ": " + e.getMessage());
+        }
+    }
+
+    /** Node A listens for B on TCP --port at its address: taken, a usage error before the nodes start. */
+    private void checkListen(java.net.InetAddress a) {
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new java.net.InetSocketAddress(a, port), 1);
+        } catch (IOException e) {
+            throw usage("--port: cannot listen on TCP " + io.jroce.wire.IpText.withPort(a, port) + " (" + e.getMessage()
+                    + "): choose another port with --port or stop the program using it");
         }
     }
 

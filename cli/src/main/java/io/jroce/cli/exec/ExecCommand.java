@@ -1,6 +1,7 @@
 package io.jroce.cli.exec;
 
 import io.jroce.cli.Converters;
+import io.jroce.cli.DeviceOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IModelTransformer;
 import picocli.CommandLine.Model.CommandSpec;
@@ -35,7 +36,7 @@ import java.util.concurrent.Callable;
                     + "libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH, the device's address in JROCE_ADDR. The program sees one device, jroce0; GID 1 is the address "
                     + "(ibv_rc_pingpong -g 1, perftest -x 1).",
             "Example: jroce exec --bind 127.0.0.1 -- ib_write_bw -d jroce0 -x 1 -F",
-            "Exit status: the program's; 2 on bad usage (no address, no library, no such program)."
+            "Exit status: the program's; 2 on bad usage (no address or one not of this machine, no library, no such program)."
         })
 public final class ExecCommand implements Callable<Integer> {
     static final String LIBRARY = "libibverbs.so.1";
@@ -101,7 +102,10 @@ public final class ExecCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw usage("--bind: " + e.getMessage());
         }
-        if (a.isAnyLocalAddress() || a.isMulticastAddress()) throw usage("--bind: the device needs one unicast address, not " + text);
+        String option = bind != null ? "--bind" : "JROCE_ADDR";
+        if (a.isAnyLocalAddress() || a.isMulticastAddress()) throw usage(option + ": the device needs one unicast address, not " + text);
+        // the program's device binds there: an address not of this machine is a usage error before the program runs
+        DeviceOptions.checkLocal(spec, a, option);
         String literal = a.getHostAddress();
         int zone = literal.indexOf('%');
         if (a instanceof Inet6Address && zone >= 0) literal = literal.substring(0, zone);

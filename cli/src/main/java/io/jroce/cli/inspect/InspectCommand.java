@@ -73,7 +73,8 @@ public final class InspectCommand implements Callable<Integer> {
             converter = TimeColumn.FormatConverter.class,
             description = "Time column: relative (seconds since the first frame), absolute (UTC date and time), "
                     + "delta (seconds since the previous packet listed) or epoch (seconds since 1970); "
-                    + "r, a, d, e for short, as tshark's -t (default: ${DEFAULT-VALUE}). --json has all four.")
+                    + "r, a, d, e for short, as tshark's -t (its ad, u and ud: absolute) (default: ${DEFAULT-VALUE}). "
+                    + "--json has all four.")
     TimeColumn.Format time;
 
     @Option(names = "--qpn", paramLabel = "N", converter = PacketFilter.Qpn.class,

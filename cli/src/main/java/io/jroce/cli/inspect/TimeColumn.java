@@ -73,11 +73,15 @@ final class TimeColumn {
         return Instant.ofEpochSecond(Math.floorDiv(epochNanos, 1_000_000_000L), Math.floorMod(epochNanos, 1_000_000_000L));
     }
 
-    /** {@code -t/--time}: relative, absolute, delta, epoch, or their first letters (tshark's r, a, d, e). */
+    /**
+     * {@code -t/--time}: relative, absolute, delta, epoch, or their first letters (tshark's r, a, d, e); tshark's ad,
+     * u and ud are absolute too, the one absolute form here being UTC with the date.
+     */
     static final class FormatConverter implements ITypeConverter<Format> {
         @Override
         public Format convert(String s) {
             String t = s.strip().toLowerCase(Locale.ROOT);
+            if (t.equals("ad") || t.equals("u") || t.equals("ud")) return Format.ABSOLUTE;
             for (Format f : Format.values()) {
                 String name = f.name().toLowerCase(Locale.ROOT);
                 if (t.equals(name) || t.equals(name.substring(0, 1))) {
@@ -85,7 +89,7 @@ final class TimeColumn {
                 }
             }
             throw new TypeConversionException("'" + s + "' is not a time format (relative, absolute, delta, epoch, "
-                    + "or r, a, d, e)");
+                    + "or r, a, d, e; ad, u and ud as a)");
         }
     }
 }

@@ -163,6 +163,16 @@ public final class NodeCommand implements Callable<Integer>, OptionHelp {
         }
 
         DeviceOptions.checkLocal(spec, address);
+        if (statements != null) {
+            // a script's 'listen' on a TCP port another program holds: an argument that cannot be used, found before
+            // the device opens, as the other commands find a server's port in use
+            String taken = takenListenPort(statements, address, source);
+            if (taken != null) {
+                err.println(taken);
+                err.flush();
+                return Main.EXIT_USAGE;
+            }
+        }
         DeviceConfig config = options.sessionConfig(spec, address);
         Device device;
         try {
@@ -207,6 +217,37 @@ public final class NodeCommand implements Callable<Integer>, OptionHelp {
             err.flush();
             device.close();
         }
+    }
+
+    /**
+     * The first 'listen' of a script (not 'listen cm', which takes no TCP port) whose TCP port, its port= or --port,
+     * cannot be listened on at {@code address}: its error line, or null when every one can. A port given through a
+     * reference is known only when the line runs, and is left to it.
+     */
+    private String takenListenPort(List<Statement> statements, InetAddress address, String source) {
+        for (Statement s : statements) {
+            if (!s.verb().equals("listen") || s.has("cm")) continue;
+            int at = port;
+            if (s.has("port")) {
+                SessionSyntax.Token t = s.arg("port");
+                if (t.hasRefs()) continue;
+                StringBuilder text = new StringBuilder();
+                for (SessionSyntax.Part p : t.parts()) text.append(((SessionSyntax.Literal) p).text());
+                try {
+                    at = Integer.parseInt(text.toString());
+                } catch (NumberFormatException e) {
+                    continue; // the checker has judged it already
+                }
+            }
+            try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+                probe.setReuseAddress(true);
+                probe.bind(new java.net.InetSocketAddress(address, at), 1);
+            } catch (IOException e) {
+                return "jroce node: " + source + ":" + s.line() + ": listen: cannot listen on TCP " + IpText.withPort(address, at) + " (" + e.getMessage()
+                        + "): choose another port with port= or --port or stop the program using it";
+            }
+        }
+        return null;
     }
 
     private int runScript(Session session, List<Statement> statements, String source, PrintWriter out, PrintWriter err) {

@@ -85,7 +85,13 @@ final class BandwidthRun extends PerfRun {
         json.put("bw_avg_mb_s", dec(r.bwAvg(), 2));
         json.put("bw_avg_gbit_s", dec(r.bwAvg() * PerfReport.MB * 8 / 1e9, 3));
         json.put("msg_rate_mpps", dec(r.msgRate(), 6));
+        if (qpIterations != null && qpIterations.length > 1) {
+            json.put("qp_iterations", java.util.Arrays.stream(qpIterations).boxed().toList());
+        }
     }
+
+    /** A client's completed messages on each QP, once its run is over (null on a server). */
+    private long[] qpIterations;
 
     /** {@code run_iter_bw}: up to tx_depth messages in flight per QP, one completion per cq_mod messages. */
     private BwReport runBwClient() throws IOException, InterruptedException {
@@ -165,9 +171,10 @@ final class BandwidthRun extends PerfRun {
                     totC++;
                 }
             }
-            progress.tick(now, totC, dur ? -1 : total, msgSize, start, lastCompletionAt);
+            progress.tick(now, totC, dur ? -1 : total, msgSize, start, lastCompletionAt, ccnt);
         }
         long end = System.nanoTime();
+        qpIterations = ccnt;
         if (!peak) tcompleted[0] = dur ? lastCompletionAt : end;
         return PerfReport.bw(msgSize, totC, tposted, tcompleted, peak, cqMod);
     }

@@ -101,6 +101,11 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             + "-a (write and read bandwidth; give -a on both sides, so that the server's buffer holds the largest). Excludes -s and -D.")
     boolean allSizes;
 
+    @Option(names = "--progress", paramLabel = "INTERVAL", converter = Converters.Time.class,
+            description = "Print the progress line on stderr every INTERVAL (seconds, or e.g. 200ms) from the start of the run "
+                    + "(default: every second from the run's third second, for runs longer than 2 s).")
+    Duration progress;
+
     @Option(names = "--report_gbits", description = "Report bandwidth in Gb/sec (10^9 bits) instead of MB/sec (2^20 bytes), as perftest's --report_gbits.")
     boolean reportGbits;
 
@@ -177,6 +182,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         if (verb == Verb.ATOMIC && sz != 8) usage("atomic tests use 8-byte messages; -s/--size cannot be changed (perftest: 'Message size cannot be changed for Atomic tests')");
         if (atomicType != null && verb != Verb.ATOMIC) usage("-A/--atomic_type applies to atomic tests only");
         if (sz < 1 || sz > (1 << 29)) usage("invalid -s/--size " + sz + ": must be 1..536870912");
+        if (progress != null && (progress.toMillis() < 10 || progress.compareTo(Duration.ofHours(1)) > 0)) {
+            usage("invalid --progress " + Converters.seconds(progress) + ": must be between 10 ms and 3600 seconds");
+        }
         if (iters != null && duration != null) usage("-n/--iters and -D/--duration exclude each other");
         long it = iters != null ? iters : (test == Test.WRITE_BW ? 5000 : 1000);
         if (iters != null && (it < 1 || it > 100_000_000L)) usage("invalid -n/--iters " + it + ": must be 1..100000000");
@@ -217,7 +225,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             try {
                 int rc;
                 try {
-                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).allSizes(allSizes).run();
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).allSizes(allSizes).progressEvery(progress).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);
                 } catch (java.net.BindException e) {

@@ -125,6 +125,18 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     }
 
     /** Bandwidth in Gb/sec (perftest's --report_gbits) instead of MB/sec. */
+    /** Progress lines every {@code every} from the start (null: every second from the third second). */
+    PerfRun progressEvery(java.time.Duration every) {
+        if (every != null) {
+            progressNanos = every.toNanos();
+            progressFirstNanos = progressNanos;
+        }
+        return this;
+    }
+
+    private long progressNanos = 1_000_000_000L;
+    private long progressFirstNanos = 2_000_000_000L;
+
     PerfRun reportGbits(boolean on) {
         gbits = on;
         return this;
@@ -451,23 +463,41 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
          * one counter, the table's only later.
          */
         void tick(long now, long done, long total, long size, long from, long to) {
-            if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
+            tick(now, done, total, size, from, to, null);
+        }
+
+        /**
+         * As above; with more than one QP, {@code perQp} (a client's completed messages on each QP) ends the line as
+         * "; per QP: N1 N2 ...", so a run shows how its QPs share the path, second by second.
+         */
+        void tick(long now, long done, long total, long size, long from, long to, long[] perQp) {
+            if (now - last < progressNanos || now - start < progressFirstNanos) return;
             last = now;
             String of = total < 0 ? "" : " of " + total;
             PerftestHandshake.BwReport r = PerfReport.bw(size, done, new long[] {from}, new long[] {Math.max(to, from + 1)}, false, 1);
             if (gbits) r = PerfReport.inGbits(r);
-            err.printf(Locale.ROOT, "jroce perf: %.0f s: %d%s iterations, BW average %.2f %s, MsgRate %.6f Mpps%n",
-                    (now - start) / 1e9, done, of, r.bwAvg(), gbits ? "Gb/sec" : "MB/sec", r.msgRate());
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "jroce perf: %s s: %d%s iterations, BW average %.2f %s, MsgRate %.6f Mpps",
+                    elapsed(now), done, of, r.bwAvg(), gbits ? "Gb/sec" : "MB/sec", r.msgRate()));
+            if (perQp != null && perQp.length > 1) {
+                line.append("; per QP:");
+                for (long n : perQp) line.append(' ').append(n);
+            }
+            err.println(line);
             err.flush();
+        }
+
+        /** Seconds since the start: whole seconds at the default interval, milliseconds with a shorter one. */
+        private String elapsed(long now) {
+            return String.format(Locale.ROOT, progressNanos >= 1_000_000_000L ? "%.0f" : "%.3f", (now - start) / 1e9);
         }
 
         /** As {@link #tick}, for a latency test: the average latency and rate of the -D latency table. */
         void tickLat(long now, long done, long total, long size, boolean roundTrip) {
-            if (now - last < 1_000_000_000L || now - start < 2_000_000_000L) return;
+            if (now - last < progressNanos || now - start < progressFirstNanos) return;
             last = now;
             String of = total < 0 ? "" : " of " + total;
             PerfReport.LatDur d = PerfReport.latDuration(size, done, now - start, roundTrip);
-            err.printf(Locale.ROOT, "jroce perf: %.0f s: %d%s iterations, t_avg %.2f usec, %.2f tps%n", (now - start) / 1e9, done, of,
+            err.printf(Locale.ROOT, "jroce perf: %s s: %d%s iterations, t_avg %.2f usec, %.2f tps%n", elapsed(now), done, of,
                     d.tAvg(), d.tps());
             err.flush();
         }

@@ -126,7 +126,7 @@ class InspectSelectTest {
         DateTimeFormatter utc = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS", Locale.ROOT)
                 .withZone(ZoneOffset.UTC);
         for (String[] form : new String[][] {{}, {"-t", "r"}, {"--time", "relative"}, {"-t", "a"}, {"-t", "absolute"},
-                {"-t", "d"}, {"-t", "e"}, {"--time", "EPOCH"}}) {
+                {"-t", "d"}, {"-t", "e"}, {"--time", "EPOCH"}, {"-t", "ad"}, {"-t", "ud"}, {"-t", "u"}}) {
             List<String> args = new ArrayList<>(List.of("inspect"));
             args.addAll(List.of(form));
             args.add(GOLDEN);

@@ -160,7 +160,7 @@ class SessionCheckerTest {
                 Arguments.of("cq c\nqp q\nlisten\nlisten", 4, 0, "qp q is already connected (line 3)"),
                 Arguments.of("cq c\nqp q\nlisten publish=nope", 3, 16, "publish: 'nope' is not a memory region"),
                 Arguments.of("cq c\nqp q\nlisten mtu=1500", 3, 12, "is not a path MTU"),
-                Arguments.of("cq c\nqp q\nlisten rd_atomic=17", 3, 18, "rd_atomic must be 0..16"),
+                Arguments.of("cq c\nqp q\nlisten rd_atomic=129", 3, 18, "rd_atomic must be 0..128"),
                 Arguments.of("cq c\nqp q\nlisten retry_cnt=9", 3, 18, "retry_cnt is 3 bits"),
                 Arguments.of("cq c\nqp q\nlisten port=70000", 3, 13, "is not a port"),
                 Arguments.of("cq c\nqp q\nlisten timeout=soon", 3, 16, "is not a duration"),

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 
 import static io.jroce.cli.perf.PingpongCommandTest.usageError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PerfCommandTest {
@@ -38,6 +39,7 @@ class PerfCommandTest {
         usageError("'SWAP'", "perf", "atomic", "--bind", "127.0.1.1", "-A", "SWAP");
         usageError("exclude each other", "perf", "send", "--bind", "127.0.1.1", "-n", "10", "-D", "1");
         usageError("-D/--duration", "perf", "send", "--bind", "127.0.1.1", "-D", "0");
+        usageError("invalid --progress", "perf", "send", "--bind", "127.0.1.1", "--progress", "1ms");
         usageError("-n/--iters 0", "perf", "send", "--bind", "127.0.1.1", "-n", "0");
         usageError("at least 5 iterations", "perf", "send", "--lat", "--bind", "127.0.1.1", "-n", "3");
         usageError("option '--mtu': '1500' is not a path MTU", "perf", "read", "--bind", "127.0.1.1", "-m", "1500");
@@ -207,6 +209,29 @@ class PerfCommandTest {
         Map<String, Object> c = Json.object(r[1].out().strip());
         assertTrue(((Number) c.get("iterations")).longValue() > 0, r[1].out());
         assertEquals(0.0, ((Number) c.get("bw_peak_mb_s")).doubleValue(), "no peak in duration mode (perftest)");
+    }
+
+    @Test
+    void aClientWithSeveralQpsReportsEachQpsShare() throws Exception {
+        // the progress lines and the JSON give each QP's completed messages, which add up to the run's: how a
+        // bottleneck's flows are told apart when one process runs several. --progress 200ms: lines from the start of
+        // a run shorter than the default's first line (at 2 s)
+        Cli.Result[] r = run("write", "-q", "3", "-D", "1.5", "-s", "4096", "--json", "--progress", "200ms");
+        Map<String, Object> c = Json.object(r[1].out().strip());
+        List<?> perQp = (List<?>) c.get("qp_iterations");
+        assertEquals(3, perQp.size(), r[1].out());
+        long sum = 0;
+        for (Object n : perQp) {
+            assertTrue(((Number) n).longValue() > 0, r[1].out());
+            sum += ((Number) n).longValue();
+        }
+        assertEquals(((Number) c.get("iterations")).longValue(), sum, r[1].out());
+        java.util.regex.Matcher m = Pattern
+                .compile("jroce perf: 0\\.\\d{3} s: (\\d+) iterations, .*; per QP: (\\d+) (\\d+) (\\d+)").matcher(r[1].err());
+        assertTrue(m.find(), r[1].err());
+        assertEquals(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)) + Long.parseLong(m.group(3)) + Long.parseLong(m.group(4)),
+                m.group());
+        assertFalse(r[0].err().contains("per QP"), "a server has no per-QP completions: " + r[0].err());
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.jroce.endpoint.cm;
 
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.DeviceRunner;
 import io.jroce.endpoint.Gid;
 import io.jroce.endpoint.Mtu;
 import io.jroce.endpoint.ProtectionDomain;
@@ -34,9 +35,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -45,12 +43,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * The connection manager of one device: the Linux ib_cm state machine (drivers/infiniband/core/cm.c) with rdma_cm's
  * TCP and UDP port spaces on top (cma.c), speaking REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ and SIDR_REP over
  * the device's QP 1 through a {@link MadPort}. This class holds the tables, the application's calls, the active side
- * of RC set-up and the agent's thread; the MAD layer's own answers are {@link MadLayer}'s, the passive side of RC
+ * of RC set-up and the agent's runner; the MAD layer's own answers are {@link MadLayer}'s, the passive side of RC
  * set-up {@link CmPassive}'s, the release (DREQ, DREP, timewait) {@link CmRelease}'s, SIDR and the UDP port space
  * {@link Sidr}'s.
  *
- * <p>One thread owns all state: received MADs, timers and the applications' calls ({@link CmId}) run on it in turn.
- * What peers can make it hold is capped: received MADs waiting for the thread ({@link CmConfig#maxInboundQueue}),
+ * <p>The agent runs on the device's {@link DeviceRunner}, beside the packet engines, with no thread of its own: received
+ * MADs (QP 1's completions are drained there already), timers and the applications' calls ({@link CmId}) run on it in
+ * turn, so one thread at a time owns all state. What peers can make it hold is capped: received MADs waiting for it ({@link CmConfig#maxInboundQueue}),
  * incoming connections not yet answered ({@link CmConfig#maxPending}, each timing out after
  * {@link CmConfig#acceptTimeoutMillis}), CONNECT_REQUESTs per listener (its backlog) and ids in all
  * ({@link CmConfig#maxIds}). QPs are only ever those the application creates. Malformed MADs are dropped and counted.
@@ -83,8 +82,8 @@ public final class CmAgent implements AutoCloseable {
     final Device device;
     private final MadPort port;
     final CmConfig cfg;
-    final ScheduledThreadPoolExecutor exec;
-    private final Thread thread;
+    /** Where the agent runs: the device's runner, beside its packets (no thread of its own). */
+    final DeviceRunner exec;
     final SplittableRandom rnd;
     final long caGuid;
     final long hiTid;
@@ -97,8 +96,11 @@ public final class CmAgent implements AutoCloseable {
     final Map<Integer, CmId> byLocalQpn = new HashMap<>();
     /** Listeners by service ID. */
     final Map<Long, CmId> listeners = new HashMap<>();
-    /** Bound ports by service ID (each port space has its own ports). */
-    private final Set<Long> boundPorts = new HashSet<>();
+    /**
+     * Bound ports by service ID (each port space has its own ports) with the ids that hold each: more than one only
+     * while every one of them set RDMA_OPTION_ID_REUSEADDR and none listens (cma.c cma_check_port).
+     */
+    private final Map<Long, List<CmId>> boundPorts = new HashMap<>();
     final Set<CmId> ids = new HashSet<>();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong inboundOverflow = new AtomicLong();
@@ -110,7 +112,7 @@ public final class CmAgent implements AutoCloseable {
     int pending;
     private int nextCommId;
     private volatile boolean closed;
-    // counters (agent thread)
+    // counters (agent runner)
     long madsIn, madsOut, retransmits, malformed, unknownAttribute, unmatched, pendingOverflow,
             backlogOverflow, duplicates, rejSent, rejReceived, connected, disconnected, timedOut, commEstablished;
 
@@ -123,16 +125,7 @@ public final class CmAgent implements AutoCloseable {
         this.hiTid = rnd.nextInt() & 0x7FFFFFFFL;
         this.nextCommId = rnd.nextInt();
         this.peerUdpPort = cfg.peerUdpPort > 0 ? cfg.peerUdpPort : device.port();
-        Thread[] t = new Thread[1];
-        this.exec = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread th = new Thread(r, "jroce-cm-" + port.localAddress().getHostAddress());
-            th.setDaemon(true);
-            t[0] = th;
-            return th;
-        });
-        exec.setRemoveOnCancelPolicy(true);
-        exec.prestartAllCoreThreads();
-        this.thread = t[0];
+        this.exec = device.runner();
         this.madLayer = new MadLayer(port, cfg.madReplyRate);
         this.sidr = new Sidr(this);
         this.release = new CmRelease(this);
@@ -222,7 +215,7 @@ public final class CmAgent implements AutoCloseable {
         return n;
     }
 
-    /** A connection left timewait (agent thread). */
+    /** A connection left timewait (agent runner). */
     void timewaitEnded() {
         synchronized (released) {
             released.notifyAll();
@@ -234,7 +227,7 @@ public final class CmAgent implements AutoCloseable {
         return call(ids::size);
     }
 
-    // ------------------------------------------------------------------ application calls (agent thread)
+    // ------------------------------------------------------------------ application calls (agent runner)
 
     CmId createId(CmEventChannel channel, Object context) {
         return createId(channel, context, CmPortSpace.TCP);
@@ -255,13 +248,18 @@ public final class CmAgent implements AutoCloseable {
         need(id, CmId.State.IDLE);
         if (id.localPort != 0) throw new IllegalStateException(id + " is already bound");
         if (p < 0 || p > 0xFFFF) throw new IllegalArgumentException("port must be 0..65535, not " + p);
-        id.localPort = p == 0 ? ephemeralPort(id.portSpace) : reservePort(id.portSpace, p);
+        id.localPort = p == 0 ? ephemeralPort(id) : reservePort(id, p);
         return null;
     }
 
     Void listen(CmId id, int backlog) {
         need(id, CmId.State.IDLE);
-        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
+        if (id.localPort == 0) id.localPort = ephemeralPort(id);
+        // cma.c rdma_listen: a listener holds its port alone, REUSEADDR or not (cma_check_port without reuse)
+        List<CmId> holders = boundPorts.get(id.portSpace.serviceId(id.localPort));
+        if (holders != null && holders.size() > 1) {
+            throw new IllegalStateException("rdma_cm port " + id.localPort + " is shared by other ids (EADDRINUSE)");
+        }
         id.backlog = backlog <= 0 ? 128 : backlog;
         id.state = CmId.State.LISTEN;
         listeners.put(id.portSpace.serviceId(id.localPort), id);
@@ -280,7 +278,7 @@ public final class CmAgent implements AutoCloseable {
         if ((dst instanceof Inet4Address) != (localAddress() instanceof Inet4Address)) {
             throw new IllegalArgumentException(dst.getHostAddress() + " is not of the device's address family");
         }
-        if (id.localPort == 0) id.localPort = ephemeralPort(id.portSpace);
+        if (id.localPort == 0) id.localPort = ephemeralPort(id);
         id.remoteAddress = dst;
         id.remotePort = p;
         id.peer = dst;
@@ -320,11 +318,119 @@ public final class CmAgent implements AutoCloseable {
         return null;
     }
 
+    Void ownQp(CmId id, int qpn) {
+        if (id.qp != null || id.ownQpn >= 0) throw new IllegalStateException(id + " already has a QP");
+        if (id.portSpace != CmPortSpace.TCP) throw new UnsupportedOperationException("a QP of the application's own in the UDP port space");
+        if (qpn <= 1 || qpn > 0xFFFFFF) throw new IllegalArgumentException("QPN must be 2..0xffffff, not " + qpn);
+        switch (id.state) {
+            case ADDR_RESOLVED, ROUTE_RESOLVED, REQ_RCVD -> id.ownQpn = qpn;
+            default -> throw new IllegalStateException(id + ": a QP is named before connect or accept");
+        }
+        return null;
+    }
+
+    /** The passive side's Starting PSN (cma.c: the id's seq_num), chosen once: rdma_init_qp_attr(RTR) may ask before accept. */
+    int passivePsn(CmId id) {
+        if (id.localPsn < 0) id.localPsn = rnd.nextInt(1 << 24);
+        return id.localPsn;
+    }
+
+    QpAttr initQpAttr(CmId id, QpState state) {
+        QpAttr a = new QpAttr().state(state);
+        if (id.portSpace == CmPortSpace.UDP) { // cma.c cma_ib_init_qp_attr, whatever the state asked
+            return a.pkeyIndex(0).port(1).qkey(id.qkey != 0 ? id.qkey : CmPortSpace.UDP_QKEY);
+        }
+        boolean active = id.listener == null;
+        switch (id.state) {
+            case IDLE, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN -> {
+                // no ib_cm id yet: cma.c cma_ib_init_qp_attr's INIT attributes, whatever the state asked
+                return a.pkeyIndex(0).port(1).accessFlags(0);
+            }
+            case REQ_SENT, REP_RCVD, REQ_RCVD, REP_SENT, ESTABLISHED -> {
+            }
+            default -> throw new IllegalStateException(id + " has no connection to take a QP to " + state);
+        }
+        CmReq req = new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0);
+        CmRep rep = id.rep != null ? new CmRep().wrap(Unpooled.wrappedBuffer(id.rep), 0) : null;
+        // cm.c: responder resources and initiator depth as ib_cm holds them (cm_req_handler / ib_send_cm_rep on the
+        // passive side, ib_send_cm_req / cm_rep_handler on the active side), capped at what a jroce QP takes
+        int respRes, initDepth;
+        if (active) {
+            respRes = rep != null ? rep.initiatorDepth() : req.responderResources();
+            initDepth = rep != null ? rep.responderResources() : req.initiatorDepth();
+        } else if (id.param != null) { // accepted: what the REP granted (CmPassive.accept)
+            respRes = Math.min(id.param.responderResources(), req.initiatorDepth());
+            initDepth = Math.min(id.param.initiatorDepth(), req.responderResources());
+        } else {
+            respRes = req.initiatorDepth();
+            initDepth = req.responderResources();
+        }
+        respRes = Math.min(respRes, MAX_RD_ATOMIC);
+        initDepth = Math.min(initDepth, MAX_RD_ATOMIC);
+        switch (state) {
+            case INIT -> { // cm.c cm_init_qp_init_attr
+                int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+                if (respRes > 0) access |= Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+                return a.accessFlags(access).pkeyIndex(0).port(1);
+            }
+            case RTR -> { // cm.c cm_init_qp_rtr_attr; cma.c: rq_psn is the id's own Starting PSN
+                if (active && rep == null) throw new IllegalStateException(id + ": RTR needs the peer's REP");
+                int mtu = Math.max(Mtu.MTU_256.ibvEnum(), Math.min(req.pathMtu(), Mtu.MTU_4096.ibvEnum()));
+                return a.dest(id.qpDest, peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
+                        .destQpNum(active ? rep.localQpn() : req.localQpn())
+                        .rqPsn(active ? req.startingPsn() : passivePsn(id))
+                        .maxDestRdAtomic(respRes).minRnrTimer(0);
+            }
+            case RTS -> { // cm.c cm_init_qp_rts_attr; cma.c: RDMA_OPTION_ID_ACK_TIMEOUT replaces the timeout
+                if (active && rep == null) throw new IllegalStateException(id + ": RTS needs the peer's REP");
+                int timeout = active ? ackTimeout(rep.targetAckDelay(), cfg.packetLifeTime) : req.primaryPath().localAckTimeout();
+                if (id.ackTimeoutOption >= 0) timeout = id.ackTimeoutOption;
+                return a.sqPsn(active ? rep.startingPsn() : req.startingPsn()).timeout(timeout)
+                        .retryCnt(active ? id.param.retryCount() : req.retryCount())
+                        .rnrRetry(active ? rep.rnrRetryCount() : req.rnrRetryCount()).maxRdAtomic(initDepth);
+            }
+            default -> throw new IllegalStateException("the CM gives attributes for INIT, RTR and RTS, not " + state);
+        }
+    }
+
+    /** The path's traffic class: the REQ's on the passive side, RDMA_OPTION_ID_TOS (or 0) on the active side. */
+    int trafficClass(CmId id) {
+        if (id.listener != null && id.req != null) {
+            return new CmReq().wrap(Unpooled.wrappedBuffer(id.req), 0).primaryPath().trafficClass();
+        }
+        return Math.max(id.tos, 0);
+    }
+
+    /** rdma_establish: the RTU of a connection whose QP the application took to RTS itself. */
+    Void establish(CmId id) {
+        if (id.state != CmId.State.REP_RCVD) throw new IllegalStateException(id + ": rdma_establish follows CONNECT_RESPONSE");
+        byte[] rtu = new byte[MadHeader.MAD_SIZE];
+        new CmRtu().wrap(Unpooled.wrappedBuffer(rtu), 0).init(id.tid).localCommId(id.localCommId).remoteCommId(id.remoteCommId);
+        id.lastReply = rtu;
+        id.state = CmId.State.ESTABLISHED;
+        connected++;
+        send(id.peer, rtu);
+        return null;
+    }
+
+    /** rdma_notify(IBV_EVENT_COMM_EST): cm.c cm_establish. */
+    Void commEstablished(CmId id) {
+        switch (id.state) {
+            case REP_SENT -> {
+                commEstablished++;
+                passive.establish(id);
+            }
+            case ESTABLISHED -> throw new IllegalStateException(id + " is established already (EISCONN)");
+            default -> throw new IllegalStateException(id + ": COMM_EST means nothing before the REP is sent");
+        }
+        return null;
+    }
+
     Void connect(CmId id, CmConnParam param) {
         if (id.state != CmId.State.ROUTE_RESOLVED && id.state != CmId.State.ADDR_RESOLVED) {
             throw new IllegalStateException(id + ": connect needs a resolved address");
         }
-        if (id.qp == null) throw new IllegalStateException(id + ": connect needs a QP (createQp)");
+        if (id.localQpn() < 0) throw new IllegalStateException(id + ": connect needs a QP (createQp)");
         if (id.portSpace == CmPortSpace.UDP) return sidr.connect(id, param);
         if (param.privateDataLength() > REQ_PRIVATE_MAX) {
             throw new IllegalArgumentException("REQ private data is at most " + REQ_PRIVATE_MAX + " bytes, not " + param.privateDataLength());
@@ -340,7 +446,7 @@ public final class CmAgent implements AutoCloseable {
         CmReq req = new CmReq().wrap(b, 0).init(id.tid);
         req.localCommId(id.localCommId)
                 .serviceId(CmaHeader.serviceId(CmaHeader.PS_TCP, id.remotePort))
-                .localCaGuid(caGuid).localQkey(0).localQpn(id.qp.qpNum())
+                .localCaGuid(caGuid).localQkey(0).localQpn(id.localQpn())
                 .responderResources(Math.min(param.responderResources(), MAX_RD_ATOMIC))
                 .initiatorDepth(Math.min(param.initiatorDepth(), MAX_RD_ATOMIC))
                 .remoteCmResponseTimeout(cfg.cmResponseTimeout).transportServiceType(CmReq.TRANSPORT_RC)
@@ -351,7 +457,7 @@ public final class CmAgent implements AutoCloseable {
         // RoCEv2 paths as cm.c cm_format_req writes them for a routed (hop limit > 1) path: LIDs 0xFFFF, not subnet local
         req.primaryPath().localLid(0xFFFF).remoteLid(0xFFFF)
                 .localGid(Gid.of(localAddress()).raw()).remoteGid(Gid.of(id.remoteAddress).raw())
-                .flowLabel(0).packetRate(PACKET_RATE).trafficClass(0).hopLimit(HOP_LIMIT).sl(0).subnetLocal(false)
+                .flowLabel(0).packetRate(PACKET_RATE).trafficClass(Math.max(id.tos, 0)).hopLimit(HOP_LIMIT).sl(0).subnetLocal(false)
                 .localAckTimeout(id.ackTimeout);
         new CmaHeader().wrap(b, req.privateDataIndex()).write(id.localPort, localAddress(), id.remoteAddress);
         b.setBytes(req.privateDataIndex() + CmaHeader.LENGTH, param.privateDataRaw());
@@ -417,7 +523,7 @@ public final class CmAgent implements AutoCloseable {
                 leavePending(id);
                 sendRej(id.peer, id.tid, rejLocalId(id), id.remoteCommId, CmRej.REJECTED_REQ, REJ_CONSUMER_DEFINED, null, new byte[0]);
             }
-            case REP_SENT -> {
+            case REP_SENT, REP_RCVD -> {
                 cancelTimer(id);
                 sendRej(id.peer, id.tid, id.localCommId, id.remoteCommId, CmRej.REJECTED_REP, REJ_CONSUMER_DEFINED, null, new byte[0]);
             }
@@ -466,7 +572,7 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------ receive (agent thread)
+    // ------------------------------------------------------------------ receive (agent runner)
 
     private void onMad(InetAddress from, int srcQpn, byte[] mad, int length) {
         if (closed) return;
@@ -537,6 +643,11 @@ public final class CmAgent implements AutoCloseable {
         }
     }
 
+    /** The local ACK timeout the id's QP gets at RTS: RDMA_OPTION_ID_ACK_TIMEOUT when set (cma.c rdma_init_qp_attr). */
+    static int rtsTimeout(CmId id) {
+        return id.ackTimeoutOption >= 0 ? id.ackTimeoutOption : id.ackTimeout;
+    }
+
     private void onRep(InetAddress from, ByteBuf b) {
         CmRep rep = new CmRep().wrap(b, 0);
         CmId id = byLocalId.get(rep.remoteCommId());
@@ -564,6 +675,20 @@ public final class CmAgent implements AutoCloseable {
         // in force only when we offered and the REP answers with a subset of the offer (anything else agrees on nothing)
         int answer = id.offered != 0 ? ExtensionTrailer.decode(pd) : -1;
         int ext = answer >= 0 && (answer & ~id.offered) == 0 ? answer : 0;
+        if (id.qp == null) {
+            // the application's own QP (ownQp): librdmacm reports the REP as CONNECT_RESPONSE and leaves the QP and
+            // the RTU to the application (rdma_init_qp_attr, rdma_establish)
+            id.rep = new byte[MadHeader.MAD_SIZE];
+            b.getBytes(0, id.rep);
+            id.ackTimeout = ackTimeout(rep.targetAckDelay(), cfg.packetLifeTime);
+            id.extensions = 0;
+            id.state = CmId.State.REP_RCVD;
+            // as seen from here (cma.c cma_set_rep_event_data): the peer's initiator depth is our responder resources
+            CmConnParam seen = new CmConnParam().responderResources(rep.initiatorDepth()).initiatorDepth(rep.responderResources())
+                    .retryCount(p.retryCount()).rnrRetryCount(rep.rnrRetryCount()).flowControl(rep.endToEndFlowControl()).privateData(pd);
+            if (!id.closedByApp) id.channel.post(new CmEvent(CmEventType.CONNECT_RESPONSE, id, null, 0, pd, seen));
+            return;
+        }
         try {
             // what librdmacm's ucma_process_conn_resp does with rdma_init_qp_attr's values (cm.c cm_init_qp_rtr_attr,
             // cm_init_qp_rts_attr): rq_psn = our REQ's PSN, sq_psn = the REP's, timeout from the REP's ACK delay
@@ -575,7 +700,7 @@ public final class CmAgent implements AutoCloseable {
                     .destQpNum(rep.localQpn()).rqPsn(req.startingPsn())
                     .maxDestRdAtomic(Math.min(p.responderResources(), QueuePair.MAX_RD_ATOMIC)).minRnrTimer(MIN_RNR_TIMER));
             id.ackTimeout = ackTimeout(rep.targetAckDelay(), cfg.packetLifeTime);
-            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(rep.startingPsn()).timeout(id.ackTimeout)
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(rep.startingPsn()).timeout(rtsTimeout(id))
                     .retryCnt(p.retryCount()).rnrRetry(rep.rnrRetryCount())
                     .maxRdAtomic(Math.min(Math.min(p.initiatorDepth(), rep.responderResources()), QueuePair.MAX_RD_ATOMIC)));
         } catch (RuntimeException e) {
@@ -614,11 +739,11 @@ public final class CmAgent implements AutoCloseable {
         });
     }
 
+    /**
+     * Queues {@code r} on the agent's runner, also from the runner itself: a call from the receive path (the first
+     * packet on a QP) must not change the QP while its packet is being handled.
+     */
     private void onAgent(Runnable r) {
-        if (Thread.currentThread() == thread) {
-            r.run();
-            return;
-        }
         if (closed) return;
         try {
             exec.execute(r);
@@ -636,7 +761,7 @@ public final class CmAgent implements AutoCloseable {
         }
         rejReceived++;
         switch (id.state) {
-            case REQ_SENT, REP_SENT -> {
+            case REQ_SENT, REP_SENT, REP_RCVD -> {
                 cancelTimer(id);
                 toError(id.qp);
                 byte[] pd = new byte[CmAttribute.REJ.privateDataLength()];
@@ -672,7 +797,7 @@ public final class CmAgent implements AutoCloseable {
         id.timer = exec.schedule(() -> retry(id), wait, TimeUnit.MILLISECONDS);
     }
 
-    // ------------------------------------------------------------------ for Sidr (agent thread)
+    // ------------------------------------------------------------------ for Sidr (agent runner)
 
     CmId listener(long serviceId) {
         return listeners.get(serviceId);
@@ -760,7 +885,7 @@ public final class CmAgent implements AutoCloseable {
         if (id.localCommId != 0) byLocalId.remove(id.localCommId, id);
         if (id.remoteKey != null) byRemote.remove(id.remoteKey, id);
         if (id.remoteQpKey != null) byRemoteQpn.remove(id.remoteQpKey, id);
-        if (id.qp != null) byLocalQpn.remove(id.qp.qpNum(), id);
+        if (id.localQpn() >= 0) byLocalQpn.remove(id.localQpn(), id);
         if (id.acceptTimer != null) id.acceptTimer.cancel(false);
     }
 
@@ -805,21 +930,35 @@ public final class CmAgent implements AutoCloseable {
         return c;
     }
 
-    private int ephemeralPort(CmPortSpace ps) {
+    private int ephemeralPort(CmId id) {
         for (int i = 0; i < 65536; i++) {
             int p = 32768 + rnd.nextInt(61000 - 32768);
-            if (boundPorts.add(ps.serviceId(p))) return p;
+            long sid = id.portSpace.serviceId(p);
+            if (!boundPorts.containsKey(sid)) {
+                boundPorts.put(sid, new ArrayList<>(List.of(id)));
+                return p;
+            }
         }
         throw new IllegalStateException("no free rdma_cm port");
     }
 
-    private int reservePort(CmPortSpace ps, int p) {
-        if (!boundPorts.add(ps.serviceId(p))) throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+    /** cma.c cma_check_port: a port another id holds is EADDRINUSE unless both set REUSEADDR and it does not listen. */
+    private int reservePort(CmId id, int p) {
+        List<CmId> holders = boundPorts.computeIfAbsent(id.portSpace.serviceId(p), k -> new ArrayList<>());
+        for (CmId h : holders) {
+            if (!(id.reuseAddr && h.reuseAddr && h.state != CmId.State.LISTEN)) {
+                throw new IllegalStateException("rdma_cm port " + p + " is in use (EADDRINUSE)");
+            }
+        }
+        holders.add(id);
         return p;
     }
 
     void releasePort(CmId id) {
-        if (id.listener == null && id.localPort != 0) boundPorts.remove(id.portSpace.serviceId(id.localPort));
+        if (id.listener != null || id.localPort == 0) return;
+        long sid = id.portSpace.serviceId(id.localPort);
+        List<CmId> holders = boundPorts.get(sid);
+        if (holders != null && holders.remove(id) && holders.isEmpty()) boundPorts.remove(sid);
     }
 
     static void toInit(QueuePair qp) {
@@ -854,10 +993,10 @@ public final class CmAgent implements AutoCloseable {
         return Math.min(31, t);
     }
 
-    // ------------------------------------------------------------------ the agent's thread
+    // ------------------------------------------------------------------ the agent's runner
 
     <T> T call(Callable<T> task) {
-        if (Thread.currentThread() == thread) {
+        if (exec.inRunner()) {
             try {
                 return task.call();
             } catch (RuntimeException e) {
@@ -867,20 +1006,11 @@ public final class CmAgent implements AutoCloseable {
             }
         }
         if (closed) throw new IllegalStateException("the CM agent is closed");
-        Future<T> f = exec.submit(task);
         try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException r) {
-                r.addSuppressed(new Exception("called here"));
-                throw r;
-            }
-            if (c instanceof Error err) throw err;
-            throw new IllegalStateException(c);
+            return exec.call(task);
+        } catch (RuntimeException e) {
+            e.addSuppressed(new Exception("called here"));
+            throw e;
         }
     }
 
@@ -904,7 +1034,6 @@ public final class CmAgent implements AutoCloseable {
         }
         closed = true;
         device.removeFirstPacketListener(firstPacket);
-        exec.shutdownNow();
         port.close();
     }
 }

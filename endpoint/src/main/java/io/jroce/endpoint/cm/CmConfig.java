@@ -50,7 +50,7 @@ public final class CmConfig {
     public CmConfig acceptTimeoutMillis(long v) { acceptTimeoutMillis = Math.max(1, v); return this; }
     /** Service Timeout of the MRA sent for a duplicate REQ the application has not answered yet (24 &asymp; 69 s, as cma.c). */
     public CmConfig mraServiceTimeout(int v) { mraServiceTimeout = range(v, 0, 31, "MRA service timeout"); return this; }
-    /** Received MADs waiting for the agent's thread; more are dropped and counted. */
+    /** Received MADs waiting for the agent's runner; more are dropped and counted. */
     public CmConfig maxInboundQueue(int v) { maxInboundQueue = range(v, 1, 1 << 20, "max inbound queue"); return this; }
     /** All ids the agent holds (application ids, pending and timewait connections). */
     public CmConfig maxIds(int v) { maxIds = range(v, 1, 1 << 20, "max ids"); return this; }

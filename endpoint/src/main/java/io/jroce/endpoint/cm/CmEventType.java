@@ -22,5 +22,11 @@ public enum CmEventType {
     /** The connection was released by either side, or the DREQ went unanswered (RDMA_CM_EVENT_DISCONNECTED). */
     DISCONNECTED,
     /** The id's timewait ended; its comm ID may be reused (RDMA_CM_EVENT_TIMEWAIT_EXIT). */
-    TIMEWAIT_EXIT
+    TIMEWAIT_EXIT,
+    /**
+     * The REP of a connection whose QP the application connects itself ({@link CmId#ownQp}) arrived: the application
+     * takes its QP to RTR and RTS ({@link CmId#initQpAttr}) and then calls {@link CmId#establish}, which sends the RTU
+     * (RDMA_CM_EVENT_CONNECT_RESPONSE).
+     */
+    CONNECT_RESPONSE
 }

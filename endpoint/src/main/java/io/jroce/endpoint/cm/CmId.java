@@ -1,7 +1,9 @@
 package io.jroce.endpoint.cm;
 
 import io.jroce.endpoint.ProtectionDomain;
+import io.jroce.endpoint.QpAttr;
 import io.jroce.endpoint.QpInitAttr;
+import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
 
 import java.net.InetAddress;
@@ -24,7 +26,10 @@ public final class CmId implements AutoCloseable {
     /** Where an id is in its life (ib_cm's and rdma_cm's states, merged and simplified). */
     public enum State {
         IDLE, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN,
-        REQ_SENT, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT,
+        REQ_SENT,
+        /** Active side with a QP of the application's own: the REP came, the RTU waits for {@link #establish}. */
+        REP_RCVD,
+        REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT,
         /** The peer's DREQ came (DISCONNECTED was reported); the DREP waits for {@link #disconnect} or a timeout. */
         DREQ_RCVD,
         TIMEWAIT,
@@ -38,8 +43,19 @@ public final class CmId implements AutoCloseable {
     final Object context;
     final CmPortSpace portSpace;
     volatile QueuePair qp;
+    /**
+     * The number of a QP the application creates and connects itself (librdmacm's conn_param.qp_num with no QP on
+     * the id), or -1: the CM puts it in REQ or REP and never modifies it; the application asks {@link #initQpAttr}.
+     */
+    volatile int ownQpn = -1;
+    /** RDMA_OPTION_ID_TOS: the path's traffic class (-1: not set, 0 in the path). */
+    volatile int tos = -1;
+    /** RDMA_OPTION_ID_ACK_TIMEOUT: the local ACK timeout the QP gets at RTS instead of the CM's (-1: not set). */
+    volatile int ackTimeoutOption = -1;
+    volatile boolean reuseAddr;
+    volatile boolean afOnly;
 
-    // everything below is touched only on the agent's thread (except the volatile ones, read by getters)
+    // everything below is touched only on the agent's runner (except the volatile ones, read by getters)
     volatile State state = State.IDLE;
     volatile int localPort;
     volatile InetAddress remoteAddress;
@@ -64,6 +80,8 @@ public final class CmId implements AutoCloseable {
     long tid;
     long dreqTid;
     byte[] req;                    // the REQ received (passive) or sent (active)
+    byte[] rep;                    // active: the REP received
+    int localPsn = -1;             // passive: the Starting PSN of our REP, chosen when first needed
     byte[] lastReply;              // RTU (active) or MRA to resend on duplicates, DREP in timewait
     int remoteQpn;
     int ackTimeout;
@@ -208,6 +226,101 @@ public final class CmId implements AutoCloseable {
     }
 
     /**
+     * The application connects the QP numbered {@code qpn} itself (rdma_connect or rdma_accept with
+     * conn_param.qp_num and no QP on the id, as rping -q does): the REQ or REP names it, the CM never modifies it, and
+     * the application moves it with {@link #initQpAttr}'s attributes. On the active side the REP is reported as
+     * {@link CmEventType#CONNECT_RESPONSE} and {@link #establish} sends the RTU.
+     */
+    public void ownQp(int qpn) {
+        agent.call(() -> agent.ownQp(this, qpn));
+    }
+
+    /**
+     * rdma_init_qp_attr: the attributes and mask that take the id's QP to {@code state} (INIT, RTR or RTS) as the
+     * kernel's rdma_cm computes them (cma.c rdma_init_qp_attr, cm.c cm_init_qp_init_attr / _rtr_attr / _rts_attr):
+     * INIT before a connection (pkey index, port, access flags 0; the Q_Key in the UDP port space); once a REQ is
+     * sent or received, INIT with local and remote write (and remote read and atomic when the peer may read), RTR with
+     * the path, the peer's QPN, the receive PSN and responder resources, RTS with the send PSN, timeouts and
+     * initiator depth. A state the connection is not ready for throws IllegalStateException (EINVAL).
+     */
+    public QpAttr initQpAttr(QpState state) {
+        return agent.call(() -> agent.initQpAttr(this, state));
+    }
+
+    /** The traffic class of the id's path: RDMA_OPTION_ID_TOS on the active side, the REQ's on the passive side. */
+    public int trafficClass() {
+        return agent.call(() -> agent.trafficClass(this));
+    }
+
+    /**
+     * rdma_establish: after {@link CmEventType#CONNECT_RESPONSE} (and the application's QP in RTS), sends the RTU; the
+     * connection is up. Else IllegalStateException (EINVAL), as librdmacm's for an id with a QP of the CM's.
+     */
+    public void establish() {
+        agent.call(() -> agent.establish(this));
+    }
+
+    /**
+     * rdma_notify(IBV_EVENT_COMM_EST): the QP received its first packet before the RTU, so a passive connection waiting
+     * for the RTU is established now and reports ESTABLISHED (cm.c cm_establish); one established already throws
+     * IllegalStateException "(EISCONN)", any other state IllegalStateException (EINVAL).
+     */
+    public void commEstablished() {
+        agent.call(() -> agent.commEstablished(this));
+    }
+
+    /**
+     * RDMA_OPTION_ID_TOS: the traffic class of the path (cma.c rdma_set_service_type); set before rdma_resolve_route,
+     * it goes into the REQ's primary path and the QP's address vector ({@link #initQpAttr}).
+     */
+    public void setTos(int tos) {
+        if (tos < 0 || tos > 255) throw new IllegalArgumentException("TOS is a byte, not " + tos);
+        this.tos = tos;
+    }
+
+    /**
+     * RDMA_OPTION_ID_ACK_TIMEOUT: the local ACK timeout (4.096 us &times; 2^t) the id's QP gets when the CM takes it to
+     * RTS, instead of the one computed from the path (cma.c rdma_set_ack_timeout). RC ids only.
+     */
+    public void setAckTimeout(int timeout) {
+        if (portSpace != CmPortSpace.TCP) throw new IllegalStateException(this + ": the ACK timeout is for RC ids");
+        // the kernel takes any byte; the QP's timeout attribute has 5 bits (IBA 9.7.6.1.3), so more is refused here
+        if (timeout < 0 || timeout > 31) throw new IllegalArgumentException("the ACK timeout is 0..31, not " + timeout);
+        this.ackTimeoutOption = timeout;
+    }
+
+    /** RDMA_OPTION_ID_REUSEADDR (cma.c rdma_set_reuseaddr): on any id not listening, off only before it is bound. */
+    public void setReuseAddr(boolean on) {
+        agent.call(() -> {
+            if ((on && state != State.LISTEN) || (state == State.IDLE && localPort == 0)) {
+                reuseAddr = on;
+                return null;
+            }
+            throw new IllegalStateException(this + ": REUSEADDR cannot change now");
+        });
+    }
+
+    /** RDMA_OPTION_ID_AFONLY (cma.c rdma_set_afonly): only before the id listens or resolves an address. */
+    public void setAfOnly(boolean on) {
+        agent.call(() -> {
+            if (state != State.IDLE) throw new IllegalStateException(this + ": AFONLY cannot change now");
+            afOnly = on;
+            return null;
+        });
+    }
+
+    /** The RDMA_OPTION_ID_ACK_TIMEOUT set, or -1. */
+    public int ackTimeoutOption() { return ackTimeoutOption; }
+    public boolean reuseAddr() { return reuseAddr; }
+    public boolean afOnly() { return afOnly; }
+
+    /** The number of the id's QP, the CM's or the application's own ({@link #ownQp}); -1 without one. */
+    int localQpn() {
+        QueuePair q = qp;
+        return q != null ? q.qpNum() : ownQpn;
+    }
+
+    /**
      * rdma_destroy_id: ends what the id was doing the way ib_cm does for a destroyed id (a REJ for a pending
      * request, a DREQ for an established connection, REJ 4 for a REQ still unanswered) and reports nothing more.
      * The QP is not destroyed.
@@ -252,6 +365,6 @@ public final class CmId implements AutoCloseable {
     public String toString() {
         return "CmId{" + (portSpace == CmPortSpace.UDP ? "UDP " : "") + state + (localCommId != 0 ? String.format(" comm %08x", localCommId) : "")
                 + " port " + localPort + (remoteAddress != null ? " peer " + remoteAddress.getHostAddress() + ":" + remotePort : "")
-                + (qp != null ? " qpn " + qp.qpNum() : "") + "}";
+                + (localQpn() >= 0 ? " qpn " + localQpn() : "") + "}";
     }
 }

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * The passive side of an RC connection's set-up (IBTA 12.9.5-6; cm.c cm_req_handler, ib_send_cm_rep, cm_rtu_handler,
  * cm_establish; cma.c cma_ib_req_handler, rdma_accept) for a {@link CmAgent}: a REQ checked as ib_cm and rdma_cm
  * check it and turned into a CONNECT_REQUEST, the application's accept (the QP to RTS, the REP) or reject, and the
- * RTU, or the first packet in its stead. Runs on the agent's thread.
+ * RTU, or the first packet in its stead. Runs on the agent's runner.
  */
 final class CmPassive {
     private final CmAgent a;
@@ -34,7 +34,7 @@ final class CmPassive {
 
     Void accept(CmId id, CmConnParam param) {
         if (id.state != CmId.State.REQ_RCVD) throw new IllegalStateException(id + ": only a CONNECT_REQUEST's id can be accepted");
-        if (id.qp == null) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
+        if (id.localQpn() < 0) throw new IllegalStateException(id + ": accept needs a QP (createQp)");
         if (id.portSpace == CmPortSpace.UDP) return a.sidr.accept(id, param);
         if (param.privateDataLength() > CmAgent.REP_PRIVATE_MAX) {
             throw new IllegalArgumentException("REP private data is at most 196 bytes, not " + param.privateDataLength());
@@ -52,23 +52,30 @@ final class CmPassive {
         // initiator depth / responder resources, clamped to the a.device's maximum; given values are capped the same way
         int respRes = Math.min(Math.min(param.responderResources(), req.initiatorDepth()), CmAgent.MAX_RD_ATOMIC);
         int initDepth = Math.min(Math.min(param.initiatorDepth(), req.responderResources()), CmAgent.MAX_RD_ATOMIC);
-        int psn = a.rnd.nextInt(1 << 24);
+        int psn = a.passivePsn(id);
         QueuePair qp = id.qp;
-        // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
-        // Linux convention (cm.c cm_req_handler): the REQ's Starting PSN is what we send from, the REP's is what we expect
-        CmAgent.toInit(qp);
-        if (param.extensions() != 0) qp.setExtensions(ext); // before RTR, where the engines take them up
-        id.extensions = ext;
-        qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, a.peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
-                .destQpNum(req.localQpn()).rqPsn(psn).maxDestRdAtomic(respRes).minRnrTimer(CmAgent.MIN_RNR_TIMER));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(req.startingPsn()).timeout(req.primaryPath().localAckTimeout())
-                .retryCnt(req.retryCount()).rnrRetry(req.rnrRetryCount()).maxRdAtomic(initDepth));
         id.ackTimeout = req.primaryPath().localAckTimeout();
+        if (qp != null) {
+            // librdmacm rdma_accept moves the QP to RTR and RTS before the REP goes out (ucma_modify_qp_rtr/_rts);
+            // Linux convention (cm.c cm_req_handler): the REQ's Starting PSN is what we send from, the REP's is what we expect
+            CmAgent.toInit(qp);
+            if (param.extensions() != 0) qp.setExtensions(ext); // before RTR, where the engines take them up
+            id.extensions = ext;
+            qp.modify(new QpAttr().state(QpState.RTR).dest(id.qpDest, a.peerUdpPort).pathMtu(Mtu.ofIbvEnum(mtu))
+                    .destQpNum(req.localQpn()).rqPsn(psn).maxDestRdAtomic(respRes).minRnrTimer(CmAgent.MIN_RNR_TIMER));
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(req.startingPsn()).timeout(CmAgent.rtsTimeout(id))
+                    .retryCnt(req.retryCount()).rnrRetry(req.rnrRetryCount()).maxRdAtomic(initDepth));
+        } else {
+            // the application's own QP (ownQp): it moved the QP with rdma_init_qp_attr's values; nothing is agreed
+            answer = false;
+            ext = 0;
+            id.extensions = 0;
+        }
         id.remoteQpn = req.localQpn();
         id.param = param;
         byte[] mad = new byte[MadHeader.MAD_SIZE];
         CmRep rep = new CmRep().wrap(Unpooled.wrappedBuffer(mad), 0).init(id.tid);
-        rep.localCommId(id.localCommId).remoteCommId(id.remoteCommId).localQkey(0).localQpn(qp.qpNum())
+        rep.localCommId(id.localCommId).remoteCommId(id.remoteCommId).localQkey(0).localQpn(id.localQpn())
                 .startingPsn(psn).responderResources(respRes).initiatorDepth(initDepth)
                 .targetAckDelay(a.cfg.caAckDelay).failoverAccepted(0).endToEndFlowControl(param.flowControl())
                 .rnrRetryCount(param.rnrRetryCount()).srq(false).localCaGuid(a.caGuid)
@@ -82,7 +89,7 @@ final class CmPassive {
         id.retryMillis = CmAgent.convertMillis(req.localCmResponseTimeout());
         id.maxRetries = req.maxCmRetries();
         id.state = CmId.State.REP_SENT;
-        a.byLocalQpn.put(qp.qpNum(), id);
+        a.byLocalQpn.put(id.localQpn(), id);
         a.sendWithRetry(id, mad, id.retryMillis, id.maxRetries);
         return null;
     }
@@ -239,7 +246,7 @@ final class CmPassive {
 
     void establish(CmId id) {
         a.cancelTimer(id);
-        a.byLocalQpn.remove(id.qp.qpNum(), id);
+        a.byLocalQpn.remove(id.localQpn(), id);
         id.state = CmId.State.ESTABLISHED;
         a.connected++;
         a.post(id, CmEventType.ESTABLISHED, 0, new byte[0]);

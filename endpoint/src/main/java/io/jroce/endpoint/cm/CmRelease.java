@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The release of a connection (IBTA 12.9.7; cm.c ib_send_cm_dreq, cm_dreq_handler, cm_drep_handler,
  * cm_enter_timewait) for a {@link CmAgent}: DREQ_SENT, DREQ_RCVD and TIMEWAIT, the DREQ's retries, the DREPs,
- * and the timewait that keeps a released connection known for a while. Runs on the agent's thread.
+ * and the timewait that keeps a released connection known for a while. Runs on the agent's runner.
  */
 final class CmRelease {
     private final CmAgent a;

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * Service ID Resolution (IBTA 12.11; cm.c cm_sidr_req_handler, cm_sidr_rep_handler) and rdma_cm's UDP port space on
  * top of it (cma.c cma_resolve_ib_udp, cma_sidr_rep_handler, cma_send_sidr_rep, cma_init_ud_qp) for a
  * {@link CmAgent}. A SIDR exchange is one request and one reply: nothing is held after it, except a passive request
- * while the application decides (capped as the agent's other pending requests). Runs on the agent's thread.
+ * while the application decides (capped as the agent's other pending requests). Runs on the agent's runner.
  */
 final class Sidr {
     /** What of a SIDR_REQ's private data is the application's: the area minus rdma_cm's header. */

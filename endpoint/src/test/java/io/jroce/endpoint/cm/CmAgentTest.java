@@ -107,6 +107,24 @@ class CmAgentTest {
     }
 
     @Test
+    void theAgentRunsOnItsDevicesRunnerWithNoThreadOfItsOwn() throws Exception {
+        for (io.jroce.endpoint.AgentMode mode : io.jroce.endpoint.AgentMode.values()) {
+            try (io.jroce.endpoint.Device dev = io.jroce.endpoint.Device.open(
+                    new io.jroce.endpoint.DeviceConfig(CmNet.A).port(0).agentMode(mode))) {
+                java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+                try (CmAgent cm = CmAgent.open(dev)) {
+                    java.util.List<String> added = Thread.getAllStackTraces().keySet().stream()
+                            .filter(t -> !before.contains(t) && t.isAlive()).map(Thread::getName).toList();
+                    assertEquals(java.util.List.of(), added, mode + ": threads started by opening the agent");
+                    Thread agentThread = cm.call(Thread::currentThread);
+                    Thread runner = dev.runner().call(Thread::currentThread);
+                    assertEquals(runner, agentThread, mode + ": the agent's calls run where the device's runner runs them");
+                }
+            }
+        }
+    }
+
+    @Test
     void thePassiveSideTakesTheRequestersPathMtu() throws Exception {
         try (CmNet n = new CmNet(c -> c.mtu(io.jroce.endpoint.Mtu.MTU_4096), c -> c.mtu(io.jroce.endpoint.Mtu.MTU_256))) {
             CmId[] ids = connect(n, new byte[0], new byte[0]);

@@ -62,7 +62,7 @@ class CmFidelityTest {
     /** Delivers {@code mad} to B and returns once B's agent has handled it. */
     static void toB(CmNet n, byte[] mad) {
         n.mads.inject(PEER, CmNet.B, mad, mad.length);
-        n.cmB.counters(); // runs on the agent's thread after the MAD
+        n.cmB.counters(); // runs on the agent's runner after the MAD
     }
 
     static int u16(byte[] m, int at) {

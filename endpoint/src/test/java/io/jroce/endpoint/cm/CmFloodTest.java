@@ -66,7 +66,7 @@ class CmFloodTest {
                     n.mads.inject(ATTACKER, CmNet.B, m, m.length);
                     garbage++;
                 }
-                if (i % 256 == 0) n.cmB.counters(); // lets the agent's thread catch up now and then
+                if (i % 256 == 0) n.cmB.counters(); // lets the agent's runner catch up now and then
             }
             CmCounters c = n.cmB.counters(); // runs after every injected MAD was handled
             System.out.println("REQs " + reqs + ", garbage " + garbage + ": " + c + ", pending " + n.cmB.pendingCount()

@@ -38,10 +38,15 @@ final class CmNet implements AutoCloseable {
     }
 
     CmNet(UnaryOperator<CmConfig> tweakA, UnaryOperator<CmConfig> tweakB) throws IOException {
-        devA = Device.open(new DeviceConfig(A).port(0));
-        devB = Device.open(new DeviceConfig(B).port(0));
-        cmA = CmAgent.open(devA, mads.port(A), tweakA.apply(testConfig(1).peerUdpPort(devB.port())));
-        cmB = CmAgent.open(devB, mads.port(B), tweakB.apply(testConfig(2).peerUdpPort(devA.port())));
+        this(A, B, tweakA, tweakB);
+    }
+
+    /** The two devices on addresses of the caller's choosing. */
+    CmNet(InetAddress a, InetAddress b, UnaryOperator<CmConfig> tweakA, UnaryOperator<CmConfig> tweakB) throws IOException {
+        devA = Device.open(new DeviceConfig(a).port(0));
+        devB = Device.open(new DeviceConfig(b).port(0));
+        cmA = CmAgent.open(devA, mads.port(a), tweakA.apply(testConfig(1).peerUdpPort(devB.port())));
+        cmB = CmAgent.open(devB, mads.port(b), tweakB.apply(testConfig(2).peerUdpPort(devA.port())));
         pdA = devA.allocPd();
         pdB = devB.allocPd();
         cqA = devA.createCq(64);
