@@ -45,7 +45,7 @@ final class ConnectCommands {
     static final int DEFAULT_ACK_TIMEOUT = 17;
 
     private static final List<Arg> EXCHANGE = List.of(opt("qp", Type.NAME), opt("port", Type.PORT), opt("publish", Type.NAMES),
-            opt("mtu", Type.MTU), opt("psn", Type.PSN), opt("rd_atomic", Type.SMALL), opt("timeout", Type.DURATION),
+            opt("mtu", Type.MTU), opt("psn", Type.PSN), opt("rd_atomic", Type.U8), opt("timeout", Type.DURATION),
             opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL), opt("min_rnr_timer", Type.SMALL),
             opt("cm", Type.BOOL));
     /** What the connection manager decides itself (REQ/REP values), so {@code cm} takes none of them. */
@@ -155,7 +155,7 @@ final class ConnectCommands {
             Qp q = x.qp(s);
             Mtu mtu = v.get(s, "mtu", Type.MTU, settings.mtu());
             int psn = s.has("psn") ? (int) v.value(s.arg("psn"), Type.PSN) : ThreadLocalRandom.current().nextInt(1 << 24);
-            int rd = v.get(s, "rd_atomic", Type.SMALL, DEFAULT_RD_ATOMIC);
+            int rd = v.get(s, "rd_atomic", Type.U8, DEFAULT_RD_ATOMIC);
             int port = v.get(s, "port", Type.PORT, settings.tcpPort());
             Duration timeout = v.get(s, "timeout", Type.DURATION, DEFAULT_CONNECT);
             List<RemoteRegion> published = new ArrayList<>();

@@ -130,7 +130,7 @@ final class QueueCommands {
             opt("qp", Type.NAME), opt("state", Type.STATE), opt("access", Type.ACCESS), opt("mtu", Type.MTU),
             opt("dest", Type.ADDRESS), opt("dest_qpn", Type.QPN), opt("rq_psn", Type.PSN), opt("sq_psn", Type.PSN),
             opt("ack_timeout", Type.SMALL), opt("retry_cnt", Type.SMALL), opt("rnr_retry", Type.SMALL),
-            opt("min_rnr_timer", Type.SMALL), opt("rd_atomic", Type.SMALL), opt("dest_rd_atomic", Type.SMALL), opt("qkey", Type.U32))) {
+            opt("min_rnr_timer", Type.SMALL), opt("rd_atomic", Type.U8), opt("dest_rd_atomic", Type.U8), opt("qkey", Type.U32))) {
         @Override
         Statement check(SessionChecker c, Statement s) throws ScriptException {
             Statement out = c.withDefault(s, "qp", Kind.QP);
@@ -161,8 +161,8 @@ final class QueueCommands {
             if (s.has("retry_cnt")) a.retryCnt((int) v.value(s.arg("retry_cnt"), Type.SMALL));
             if (s.has("rnr_retry")) a.rnrRetry((int) v.value(s.arg("rnr_retry"), Type.SMALL));
             if (s.has("min_rnr_timer")) a.minRnrTimer((int) v.value(s.arg("min_rnr_timer"), Type.SMALL));
-            if (s.has("rd_atomic")) a.maxRdAtomic((int) v.value(s.arg("rd_atomic"), Type.SMALL));
-            if (s.has("dest_rd_atomic")) a.maxDestRdAtomic((int) v.value(s.arg("dest_rd_atomic"), Type.SMALL));
+            if (s.has("rd_atomic")) a.maxRdAtomic((int) v.value(s.arg("rd_atomic"), Type.U8));
+            if (s.has("dest_rd_atomic")) a.maxDestRdAtomic((int) v.value(s.arg("dest_rd_atomic"), Type.U8));
             if (s.has("qkey")) a.qkey((int) v.value(s.arg("qkey"), Type.U32));
             if (q.qp.type() == QpType.UD && a.has(QpAttr.Field.STATE) && a.state() == QpState.INIT && q.qp.state() == QpState.RESET) {
                 a.pkeyIndex(0).port(1);

@@ -27,7 +27,7 @@ public final class SessionLanguage {
 
     /** Value types; each parses a literal or throws IllegalArgumentException saying what was expected. */
     enum Type {
-        NAME, NAMES, SIZE, U32, U64, PSN, QPN, PORT, SMALL, DURATION, BOOL, TEXT, HEX, SHA256, ACCESS, PATTERN, FORMAT,
+        NAME, NAMES, SIZE, U32, U64, PSN, QPN, PORT, SMALL, U8, DURATION, BOOL, TEXT, HEX, SHA256, ACCESS, PATTERN, FORMAT,
         STATUS, OPCODE, STATE, MTU, ADDRESS, IMM_OR_NONE, KEY_OR_REMOTE, EXIT_CODE
     }
 
@@ -117,6 +117,7 @@ public final class SessionLanguage {
             case QPN -> (int) unsigned(text, 24, "a 24-bit QP number (0..0xffffff)");
             case PORT -> port(text);
             case SMALL -> small(text);
+            case U8 -> (int) unsigned(text, 8, "a number 0..255");
             case DURATION -> duration(text);
             case BOOL -> bool(text);
             case TEXT -> text;
