@@ -7,8 +7,8 @@ import java.util.concurrent.TimeUnit;
  * Retransmit, tail-probe and RNR timers: a hashed timing wheel (Varghese and Lauck) of {@link #SLOTS} slots of
  * {@link #TICK_NANOS}, each an intrusive list of the QPs whose earliest deadline falls in it. A QP with no armed
  * timer is on no list and costs nothing. The wheel is looked at once per cycle of the loop ({@link #runDue}, from the
- * flush that ends it), and one scheduled wake-up, at the earliest deadline filed, makes an idle loop look at it in
- * time; there is no periodic task, and a cycle visits only the slots time has passed, not every armed QP.
+ * flush that ends it), and one periodic wake-up, running while anything is filed, makes an idle loop look at it
+ * within a slot of each deadline; either visits only the slots time has passed, not every armed QP.
  * <p>A deadline that moves later (each acknowledgement pushes the retransmit deadline) leaves the QP where it is
  * filed: when that slot comes, the QP's timer check finds nothing due and the QP is filed again at its new earliest
  * deadline. One that moves earlier is filed again at once. Time comes from the device's {@link Clock}, so tests step
@@ -26,9 +26,11 @@ final class Timers {
     private long cursor;
     private boolean started;
     private int listed;
-    /** When the scheduled wake-up runs, {@link Long#MAX_VALUE} when none is scheduled. */
-    private long wakeAt = Long.MAX_VALUE;
+    /** The periodic wake-up while anything is filed (null when stopped), and since when the wheel has been empty. */
     private java.util.concurrent.ScheduledFuture<?> wakeFuture;
+    private long emptySince;
+    /** How long the wake-up keeps running with nothing filed before it stops (timers come and go with traffic). */
+    static final long IDLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private boolean running;
     private final ArrayList<QueuePair> due = new ArrayList<>();
     private final Runnable wakeTask = this::wake;
@@ -46,7 +48,7 @@ final class Timers {
             unlink(qp);
         }
         file(qp, at);
-        if (at - wakeAt < 0 || wakeAt == Long.MAX_VALUE) scheduleWake(at);
+        ensureWake();
     }
 
     /** Fires due timers now and flushes what they sent (tests that step an injected clock; the wake-up). */
@@ -88,37 +90,29 @@ final class Timers {
         }
     }
 
-    /** The scheduled wake-up: runs what is due, then schedules itself at the earliest deadline still filed. */
-    private void wake() {
-        wakeFuture = null;
-        wakeAt = Long.MAX_VALUE;
-        tick();
-        if (listed > 0 && wakeAt == Long.MAX_VALUE) scheduleWake(earliest());
-    }
-
-    /** The one wake-up, at {@code at}: one scheduled later is cancelled, so there is never more than one. */
-    private void scheduleWake(long at) {
-        if (wakeFuture != null) wakeFuture.cancel(false);
-        wakeAt = at;
-        wakeFuture = tx.schedule(wakeTask, Math.max(0, at - tx.clock().nanoTime()));
-    }
-
     /**
-     * The earliest deadline filed: the slots from the cursor on, in order, until one holds a deadline of this turn
-     * (no later slot can hold an earlier one); deadlines of later turns are the answer only when no slot has one.
+     * The periodic wake-up, every {@link #TICK_NANOS} while anything is filed: runs what is due; once the wheel has been
+     * empty for {@link #IDLE_AFTER_NANOS} it stops. One task, made when the first timer is filed and kept while timers
+     * come and go, so nothing is allocated per wake-up (a task scheduled at each earliest deadline made one object per
+     * wake-up: about 6 bytes per packet of a WRITE stream). A busy loop finds its due timers at the end of each cycle
+     * before the wake-up comes; an idle one is woken within a tick of a deadline.
      */
-    private long earliest() {
-        long turnEnd = (cursor + SLOTS) * TICK_NANOS;
-        long best = Long.MAX_VALUE;
-        for (long t = cursor; t < cursor + SLOTS; t++) {
-            boolean thisTurn = false;
-            for (QueuePair q = slots[(int) (t & (SLOTS - 1))]; q != null; q = q.timerNext) {
-                if (best == Long.MAX_VALUE || q.timerDue - best < 0) best = q.timerDue;
-                if (q.timerDue - turnEnd < 0) thisTurn = true;
-            }
-            if (thisTurn) return best;
+    private void wake() {
+        tick();
+        long now = tx.clock().nanoTime();
+        if (listed > 0) {
+            emptySince = 0;
+        } else if (emptySince == 0) {
+            emptySince = now;
+        } else if (now - emptySince >= IDLE_AFTER_NANOS && wakeFuture != null) {
+            wakeFuture.cancel(false);
+            wakeFuture = null;
+            emptySince = 0;
         }
-        return best;
+    }
+
+    private void ensureWake() {
+        if (wakeFuture == null) wakeFuture = tx.scheduleAtFixedRate(wakeTask, TICK_NANOS);
     }
 
     /** Takes {@code qp} off the wheel (it was reset or destroyed: it has no timer any more). */

@@ -223,6 +223,8 @@ final class Transport implements EngineContext {
 
     java.util.concurrent.ScheduledFuture<?> schedule(Runnable r, long nanos) { return agent.schedule(r, nanos); }
 
+    java.util.concurrent.ScheduledFuture<?> scheduleAtFixedRate(Runnable r, long nanos) { return agent.scheduleAtFixedRate(r, nanos); }
+
     /** Runs {@code c} on the event loop and returns its result; inline when already there (or free to run it). */
     <T> T call(Callable<T> c) { return agent.call(c); }
 
