@@ -122,10 +122,12 @@ series() {
 }
 # stamp: copies stdin to stdout, each line prefixed with the wall clock (seconds, 3 decimals) when it was read
 stamp() { perl -MTime::HiRes=time -ne '$| = 1; printf "%.3f %s", time, $_'; }
-# window_rates ROWS FROM TO NFLOWS: each flow's Gbit/s between the progress lines nearest FROM and TO
+# window_rates ROWS FROM TO NFLOWS: each flow's Gbit/s between the progress lines nearest FROM and TO (a flow that
+# started inside the window: from its first line)
 window_rates() {
     awk -v f="$2" -v t="$3" -v n="$4" -v size="$SIZE" '{
-            if ($2 <= f + 0.0001) { mf[$1] = $3; tf[$1] = $2; seen[$1] = 1 } if ($2 <= t + 0.0001) { mt[$1] = $3; tt[$1] = $2 } }
+            if ($2 <= f + 0.0001 || !seen[$1] && $2 <= t + 0.0001) { mf[$1] = $3; tf[$1] = $2; seen[$1] = 1 }
+            if ($2 <= t + 0.0001) { mt[$1] = $3; tt[$1] = $2 } }
         END { for (i = 1; i <= n; i++) printf " %.3f", (seen[i] && tt[i] > tf[i] ? (mt[i] - mf[i]) * size * 8 / (tt[i] - tf[i]) / 1e9 : 0) }' "$1"
 }
 # steady_cols ROWS FROM SECS STATS_A STATS_B NFLOWS: "link Gbit/s, drops %, Jain, per-flow Gbit/s" over the steady window, or "-"

@@ -190,7 +190,15 @@ run_case() {
     jid=$(gx -b A "$gcmd")
     set +e
     # the connection manager cases: the guest's rdma_cm listener must be up before jroce's REQ (else REJ 8)
-    [[ $gcmd == rping* || $gcmd == *" -R"* || $gcmd == ucmatose* || $gcmd == udaddy* ]] && sleep 2
+    if [[ $gcmd == rping* || $gcmd == *" -R"* || $gcmd == ucmatose* || $gcmd == udaddy* || $gcmd == rdma_server* ]]; then
+      # wait for the guest's rdma_cm listener (rdma resource show cm_id: state LISTEN), up to 30 s: a tool
+      # through jroce's libraries (perftest -R) does not retry a REJ 8 from a listener not yet up under emulation
+      local until=$((SECONDS + 30))
+      while [ $SECONDS -lt $until ]; do
+        gx -t 5 A "rdma resource show cm_id" 2>/dev/null | grep -q LISTEN && break
+        sleep 0.5
+      done
+    fi
     if [ -n "$xtool" ]; then
       timeout 300 ip netns exec "$NS" java -jar "$JAR" exec --bind "$bind" -- stdbuf -oL $xtool $jhost > "$dir/jroce.out" 2> "$dir/jroce.err"
     else
