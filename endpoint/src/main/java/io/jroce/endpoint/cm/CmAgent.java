@@ -404,13 +404,18 @@ public final class CmAgent implements AutoCloseable {
     /** rdma_establish: the RTU of a connection whose QP the application took to RTS itself. */
     Void establish(CmId id) {
         if (id.state != CmId.State.REP_RCVD) throw new IllegalStateException(id + ": rdma_establish follows CONNECT_RESPONSE");
+        sendRtu(id);
+        return null;
+    }
+
+    /** The active side's RTU (cm.c ib_send_cm_rtu): the connection is established; kept to answer a repeated REP. */
+    private void sendRtu(CmId id) {
         byte[] rtu = new byte[MadHeader.MAD_SIZE];
         new CmRtu().wrap(Unpooled.wrappedBuffer(rtu), 0).init(id.tid).localCommId(id.localCommId).remoteCommId(id.remoteCommId);
         id.lastReply = rtu;
         id.state = CmId.State.ESTABLISHED;
         connected++;
         send(id.peer, rtu);
-        return null;
     }
 
     /** rdma_notify(IBV_EVENT_COMM_EST): cm.c cm_establish. */
@@ -711,12 +716,7 @@ public final class CmAgent implements AutoCloseable {
             post(id, CmEventType.CONNECT_ERROR, 0, null);
             return;
         }
-        byte[] rtu = new byte[MadHeader.MAD_SIZE];
-        new CmRtu().wrap(Unpooled.wrappedBuffer(rtu), 0).init(id.tid).localCommId(id.localCommId).remoteCommId(id.remoteCommId);
-        id.lastReply = rtu;
-        id.state = CmId.State.ESTABLISHED;
-        connected++;
-        send(id.peer, rtu);
+        sendRtu(id);
         post(id, CmEventType.ESTABLISHED, 0, pd);
     }
 
