@@ -47,6 +47,11 @@ import java.util.concurrent.Callable;
 public final class PerfCommand implements Callable<Integer>, OptionHelp {
     enum Verb { SEND, WRITE, READ, ATOMIC }
 
+    /** Most QPs of one run (each has its buffers, at most 2 GiB in all, and its line in the exchange). */
+    static final int MAX_QPS = 16384;
+    /** Most messages a QP keeps posted: perftest's limit of -t. */
+    static final int MAX_TX_DEPTH = 15000;
+
     @Spec
     CommandSpec spec;
 
@@ -80,6 +85,11 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
 
     @Option(names = {"-q", "--qp"}, paramLabel = "N", defaultValue = "1", description = "Number of QPs (default: ${DEFAULT-VALUE}).")
     int qpCount;
+
+    @Option(names = {"-t", "--tx-depth"}, paramLabel = "N", description = "Messages each QP of a bandwidth test keeps posted "
+            + "(default: 128), as perftest's -t. Lower it for many QPs: when -D ends, what is still posted (QPs x N messages) "
+            + "is sent before the run closes.")
+    Integer txDepth;
 
     @Option(names = {"-A", "--atomic_type"}, paramLabel = "TYPE", description = "Atomic operation of an atomic test: FETCH_AND_ADD (default) or CMP_AND_SWAP, as perftest's -A.")
     PerfRun.AtomicType atomicType;
@@ -192,7 +202,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         if (duration != null && (duration.isZero() || duration.compareTo(Duration.ofDays(1)) > 0)) {
             usage("invalid -D/--duration " + Converters.seconds(duration) + ": must be >0 and <= 86400 seconds");
         }
-        if (qpCount < 1 || qpCount > 256) usage("invalid -q/--qp " + qpCount + ": must be 1..256");
+        if (qpCount < 1 || qpCount > MAX_QPS) usage("invalid -q/--qp " + qpCount + ": must be 1.." + MAX_QPS);
+        if (txDepth != null && (txDepth < 1 || txDepth > MAX_TX_DEPTH)) usage("invalid -t/--tx-depth " + txDepth + ": must be 1.." + MAX_TX_DEPTH);
+        if (txDepth != null && lat) usage("-t/--tx-depth is for bandwidth tests: a latency test keeps one message in flight");
         if (lat && qpCount != 1) usage("latency tests use one QP (-q 1)");
         if (port < 1 || port > 65535) usage("invalid -p/--port " + port + ": must be 1..65535");
         if (gidIndex != null && gidIndex != 0) {
@@ -225,7 +237,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             try {
                 int rc;
                 try {
-                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).allSizes(allSizes).progressEvery(progress).run();
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).txDepth(txDepth).allSizes(allSizes).progressEvery(progress).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);
                 } catch (java.net.BindException e) {

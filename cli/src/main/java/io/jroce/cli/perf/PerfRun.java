@@ -107,7 +107,6 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     final List<Keys> mine = new ArrayList<>();
     List<Keys> theirs;
 
-    /** The run of {@code s.test()}: a bandwidth or a latency test. */
     /** --report_gbits: bandwidth in Gb/sec rather than MB/sec. */
     boolean gbits;
     /** -a: every size from 2 to 2^23 bytes, one row each, as perftest's -a. */
@@ -124,7 +123,6 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         return this;
     }
 
-    /** Bandwidth in Gb/sec (perftest's --report_gbits) instead of MB/sec. */
     /** Progress lines every {@code every} from the start (null: every second from the third second). */
     PerfRun progressEvery(java.time.Duration every) {
         if (every != null) {
@@ -137,11 +135,21 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     private long progressNanos = 1_000_000_000L;
     private long progressFirstNanos = 2_000_000_000L;
 
+    /** Bandwidth in Gb/sec (perftest's --report_gbits) instead of MB/sec. */
     PerfRun reportGbits(boolean on) {
         gbits = on;
         return this;
     }
 
+    /** -t: messages each QP of a bandwidth test keeps posted (null: perftest's default, 128). */
+    PerfRun txDepth(Integer n) {
+        txDepthOption = n;
+        return this;
+    }
+
+    private Integer txDepthOption;
+
+    /** The run of {@code s.test()}: a bandwidth or a latency test. */
     static PerfRun of(Settings s, Device dev, PrintWriter out, PrintWriter err) {
         return s.test().isLatency() ? new LatencyRun(s, dev, out, err) : new BandwidthRun(s, dev, out, err);
     }
@@ -238,7 +246,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     private void createResources() {
         boolean bw = !test.isLatency();
         long itersCap = s.timed() ? Long.MAX_VALUE : s.iters();
-        txDepth = (int) Math.min(bw ? DEF_TX_BW : 1, itersCap);
+        txDepth = (int) Math.min(bw ? (txDepthOption != null ? txDepthOption : DEF_TX_BW) : 1, itersCap);
         rxDepth = test.isSend() ? (int) Math.min(DEF_RX_SEND, itersCap) : 1;
         cqMod = bw ? DEF_CQ_MOD : 1;
         if (s.size() > MSG_SIZE_CQ_MOD_LIMIT) cqMod = 1;

@@ -44,6 +44,10 @@ class PerfCommandTest {
         usageError("at least 5 iterations", "perf", "send", "--lat", "--bind", "127.0.1.1", "-n", "3");
         usageError("option '--mtu': '1500' is not a path MTU", "perf", "read", "--bind", "127.0.1.1", "-m", "1500");
         usageError("-q/--qp 0", "perf", "read", "--bind", "127.0.1.1", "-q", "0");
+        usageError("-q/--qp 16385: must be 1..16384", "perf", "read", "--bind", "127.0.1.1", "-q", "16385");
+        usageError("-t/--tx-depth 0: must be 1..15000", "perf", "write", "--bind", "127.0.1.1", "-t", "0");
+        usageError("-t/--tx-depth 15001: must be 1..15000", "perf", "write", "--bind", "127.0.1.1", "-t", "15001");
+        usageError("-t/--tx-depth is for bandwidth tests", "perf", "send", "--lat", "--bind", "127.0.1.1", "-t", "4");
         usageError("one QP", "perf", "read", "--lat", "--bind", "127.0.1.1", "-q", "2");
         usageError("-p/--port 0", "perf", "read", "--bind", "127.0.1.1", "-p", "0");
         usageError("our GID table has one entry", "perf", "read", "--bind", "127.0.1.1", "-x", "1");
@@ -61,7 +65,7 @@ class PerfCommandTest {
     void helpListsTheOptions() {
         Cli.Result h = Cli.run("perf", "--help");
         assertEquals(0, h.exit());
-        for (String o : List.of("--lat", "--size", "--iters", "--duration", "--mtu", "--qp", "--port", "--gid-index", "--bind", "--json")) {
+        for (String o : List.of("--lat", "--size", "--iters", "--duration", "--mtu", "--qp", "--tx-depth", "--port", "--gid-index", "--bind", "--json")) {
             assertTrue(h.out().contains(o), o);
         }
     }
@@ -128,6 +132,15 @@ class PerfCommandTest {
         assertEquals(4.194304, g.bwPeak(), 1e-9);
         assertEquals(0.25, g.msgRate());
         usageError("invalid -i/--ib-port 2: our device has one port, 1", "perf", "write", "--bind", "127.0.1.1", "-i", "2");
+    }
+
+    /** perftest's -t sets what each QP keeps posted; more QPs than 256, as perftest allows. */
+    @Test
+    void txDepthAndManyQps() throws Exception {
+        Cli.Result[] r = run("write", "-n", "8", "-s", "4096", "-q", "300", "-t", "4");
+        assertTrue(r[1].out().contains(" TX depth        : 4\n"), r[1].out());
+        assertTrue(r[1].out().contains(" Number of qps   : 300"), r[1].out());
+        bwTable(r[1], "RDMA_Write BW Test", 4096, 8 * 300); // perftest counts the iterations of all QPs
     }
 
     @Test
