@@ -16,7 +16,11 @@
  *    route and the REQ's path, ACK_TIMEOUT as the QP's local ACK timeout at RTS, on both sides);
  *  - a QP the program connects itself (conn_param.qp_num, as rping -q): rdma_init_qp_attr's attributes take it
  *    to RTS, CONNECT_RESPONSE comes instead of ESTABLISHED, rdma_establish sends the RTU; rdma_notify(COMM_EST)
- *    establishes the passive side still waiting for that RTU, EISCONN once it is established.
+ *    establishes the passive side still waiting for that RTU, EISCONN once it is established;
+ *  - an id or channel used after it is destroyed, or a pointer that never named one (what perftest's -R client passes
+ *    on its retry after a REJ: rdma_cm_destroy_cma, then rdma_resolve_addr on the ids it freed), is an error and no
+ *    crash: -1 with ENOENT for an id (ucma.c _ucma_find_context: a handle the kernel no longer has), EBADF for a
+ *    channel and for an id whose channel is destroyed (librdmacm writes to the channel's closed fd).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static int fail(const char *what, int err)
 {
@@ -217,6 +222,81 @@ static void self_connection(const char *self, uint16_t port)
 	rdma_destroy_event_channel(cch);
 }
 
+/* every entry point that takes an id, on one that is not there: -1 and `err`, or nothing for the void ones */
+static void calls_refused(struct rdma_cm_id *id, int err, const char *what)
+{
+	char line[160];
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(1) };
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct rdma_conn_param param = { .qp_num = 1 };
+	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_recv_wr = 1 } };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+	int mask, on = 1;
+	struct rdma_cm_id *req;
+#define REFUSED(call, name)                                                                                   \
+	do {                                                                                              \
+		errno = 0;                                                                                \
+		int r_ = (call);                                                                          \
+		snprintf(line, sizeof(line), "%s on %s is -1, %s", name, what, strerror(err));           \
+		CHECK(r_ == -1 && errno == err, line, errno);                                             \
+	} while (0)
+	REFUSED(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000), "rdma_resolve_addr");
+	REFUSED(rdma_resolve_route(id, 2000), "rdma_resolve_route");
+	REFUSED(rdma_bind_addr(id, (struct sockaddr *)&addr), "rdma_bind_addr");
+	REFUSED(rdma_listen(id, 1), "rdma_listen");
+	REFUSED(rdma_connect(id, &param), "rdma_connect");
+	REFUSED(rdma_accept(id, &param), "rdma_accept");
+	REFUSED(rdma_reject(id, NULL, 0), "rdma_reject");
+	REFUSED(rdma_disconnect(id), "rdma_disconnect");
+	REFUSED(rdma_create_qp(id, NULL, &init), "rdma_create_qp");
+	REFUSED(rdma_init_qp_attr(id, &qa, &mask), "rdma_init_qp_attr");
+	REFUSED(rdma_establish(id), "rdma_establish");
+	REFUSED(rdma_notify(id, IBV_EVENT_COMM_EST), "rdma_notify");
+	REFUSED(SET(id, RDMA_OPTION_ID_REUSEADDR, &on, sizeof(on)), "rdma_set_option");
+	REFUSED(rdma_get_request(id, &req), "rdma_get_request");
+#undef REFUSED
+	snprintf(line, sizeof(line), "rdma_get_src_port, rdma_get_dst_port, rdma_destroy_qp, rdma_destroy_ep on %s: 0, no crash", what);
+	CHECK(rdma_get_src_port(id) == 0 && rdma_get_dst_port(id) == 0, line, EINVAL);
+	rdma_destroy_qp(id);
+	rdma_destroy_ep(id);
+}
+
+/* ids and channels used after they are destroyed: errors, no crash */
+static void after_destroy(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id, *orphan;
+	CHECK(ch != NULL && rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0 && rdma_create_id(ch, &orphan, NULL, RDMA_PS_TCP) == 0,
+	      "a channel and ids to destroy", errno);
+	CHECK(rdma_destroy_id(id) == 0, "an id destroyed", errno);
+	calls_refused(id, ENOENT, "a destroyed id");
+	CHECK(rdma_destroy_id(id) == -1 && errno == ENOENT, "rdma_destroy_id again is -1, ENOENT", errno);
+
+	/* perftest passes what it reads from memory it freed: a pointer to memory that is not even mapped */
+	void *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(gone != MAP_FAILED && munmap(gone, 4096) == 0, "a page unmapped", errno);
+	calls_refused((struct rdma_cm_id *)gone, ENOENT, "a pointer to unmapped memory");
+	CHECK(rdma_destroy_id((struct rdma_cm_id *)gone) == -1 && errno == ENOENT, "rdma_destroy_id of it is -1, ENOENT", errno);
+
+	/* the channel destroyed before its id (ucma_close destroys the ids of its file) */
+	rdma_destroy_event_channel(ch);
+	calls_refused(orphan, EBADF, "an id whose channel is destroyed");
+	CHECK(rdma_destroy_id(orphan) == -1 && errno == EBADF, "rdma_destroy_id of it is -1, EBADF", errno);
+	CHECK(rdma_destroy_id(orphan) == -1 && errno == ENOENT, "and then ENOENT: it is released", errno);
+	struct rdma_cm_event *e;
+	CHECK(rdma_get_cm_event(ch, &e) == -1 && errno == EBADF, "rdma_get_cm_event on a destroyed channel is -1, EBADF", errno);
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == -1 && errno == EBADF, "rdma_create_id on a destroyed channel is -1, EBADF", errno);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel((struct rdma_event_channel *)gone);
+	CHECK(1, "rdma_destroy_event_channel of a destroyed channel and of unmapped memory: no crash", 0);
+
+	/* what still exists works on */
+	struct rdma_event_channel *again = rdma_create_event_channel();
+	CHECK(again != NULL && rdma_create_id(again, &id, NULL, RDMA_PS_TCP) == 0 && rdma_destroy_id(id) == 0,
+	      "a new channel and id work", errno);
+	rdma_destroy_event_channel(again);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4)
@@ -302,6 +382,7 @@ int main(int argc, char **argv)
 	option_rules(ch, first + 2); /* and first + 3 */
 	rdma_destroy_event_channel(ch);
 	self_connection(self, first + 4);
+	after_destroy();
 	printf("all ok\n");
 	return 0;
 }

@@ -7,11 +7,12 @@
  *    context->ops, and data moves between two RC QPs of one device: a SEND, and an RDMA WRITE that lands in
  *    the program's own buffer (the memory region is that buffer, not a copy);
  *  - bad use gets rdma-core's answers: a post to a QP in RESET is EINVAL with bad_wr on the first WR, a
- *    chain whose second WR has an unknown lkey stops at that WR (the first was posted), a full receive
+ *    chain whose second WR has too many SGEs stops at that WR (the first was posted), a full receive
  *    queue is ENOMEM, port 2 and GID 2 do not exist, an inline SEND needs no region, a zero-length region is EINVAL, destroying a CQ or PD
  *    still in use is EBUSY;
  *  - a table of bad uses answered as rdma-core over rdma_rxe answers them (bad_use below: each case names the
- *    rdma-core or kernel function whose answer it checks);
+ *    rdma-core or kernel function whose answer it checks); an SGE that names no usable region is posted and fails
+ *    in its completion, the QP entering the error state (sge_faults);
  *  - ibv_fork_init is 0 and ibv_is_fork_initialized says IBV_FORK_UNNEEDED, as rdma-core's on a kernel with
  *    copy-on-fork; after fork() the child's verbs fail (EIO, one line on stderr) and the parent's go on, its
  *    regions still its own memory (an RDMA WRITE after the child wrote its copy lands in the parent's buffer);
@@ -51,13 +52,13 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 	}
 }
 
-static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
+static void to_rts_access(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid, unsigned int access)
 {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	a.qp_access_flags = access;
 	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	CHECK(rc == 0, "modify to INIT", rc);
 	memset(&a, 0, sizeof(a));
@@ -85,6 +86,11 @@ static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dg
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN
 			   | IBV_QP_MAX_QP_RD_ATOMIC);
 	CHECK(rc == 0, "modify to RTS", rc);
+}
+
+static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
+{
+	to_rts_access(qp, dest_qpn, dgid, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE);
 }
 
 
@@ -229,6 +235,130 @@ static void bad_use(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *c
 	CHECK(ibv_destroy_qp(q) == 0 && ibv_dereg_mr(mr) == 0, "the bad uses' QP and region destroyed", errno);
 }
 
+static void expect_completion(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status status, const char *what)
+{
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	int n = poll_one(cq, &wc);
+	char line[256];
+	snprintf(line, sizeof(line), "%s: wr %llu completes with %s (it is wr %llu, %s)", what, (unsigned long long)wr_id,
+		 ibv_wc_status_str(status), (unsigned long long)wc.wr_id, n == 1 ? ibv_wc_status_str(wc.status) : "none");
+	CHECK(n == 1 && wc.wr_id == wr_id && wc.status == status, line, n == 1 ? (int)wc.status : ETIMEDOUT);
+}
+
+static void expect_err_state(struct ibv_qp *qp, const char *what)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	char line[256];
+	snprintf(line, sizeof(line), "%s: the QP is in the error state", what);
+	CHECK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi) == 0 && qa.qp_state == IBV_QPS_ERR, line, (int)qa.qp_state);
+}
+
+/* takes the QP_FATAL events of these QPs off async_fd (each must come within 30 s) */
+static void expect_fatal(struct ibv_context *ctx, struct ibv_qp **qps, int n)
+{
+	int seen = 0;
+	while (seen != (1 << n) - 1) {
+		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+		CHECK(poll(&pfd, 1, 30000) == 1, "async_fd becomes readable", errno);
+		struct ibv_async_event ev;
+		CHECK(ibv_get_async_event(ctx, &ev) == 0 && ev.event_type == IBV_EVENT_QP_FATAL, "ibv_get_async_event: QP_FATAL", (int)ev.event_type);
+		for (int i = 0; i < n; i++)
+			if (ev.element.qp == qps[i])
+				seen |= 1 << i;
+		ibv_ack_async_event(&ev);
+	}
+}
+
+/*
+ * An SGE that names no usable region is not refused at post time, as with rdma_rxe (whose post path never looks at
+ * an lkey): the WR is posted (0, bad_wr untouched) and fails in its completion when its data would move, and the QP
+ * enters the error state, flushing what follows (kernel 6.1's rdma_rxe):
+ *  - SEND or WRITE outside its region: IBV_WC_LOC_PROT_ERR (rxe_req.c rxe_requester: finish_packet's copy_data -EFAULT);
+ *  - SEND with an unknown lkey: IBV_WC_LOC_QP_OP_ERR (rxe_mr.c copy_data: lookup_mr fails, -EINVAL);
+ *  - READ into memory outside its region: IBV_WC_LOC_PROT_ERR when the response comes (rxe_comp.c do_read);
+ *  - a receive outside its region: IBV_WC_LOC_QP_OP_ERR when a SEND reaches it (rxe_resp.c RESPST_ERR_MALFORMED_WQE),
+ *    the sender's SEND IBV_WC_REM_OP_ERR (the NAK's remote operational error).
+ */
+static void sge_faults(struct ibv_context *ctx, struct ibv_pd *pd, const union ibv_gid *gid)
+{
+	static char mem[2][8192] __attribute__((aligned(4096)));
+	unsigned int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	struct ibv_mr *mr = ibv_reg_mr(pd, mem[0], sizeof(mem[0]), access);
+	struct ibv_mr *target = ibv_reg_mr(pd, mem[1], sizeof(mem[1]), access);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	CHECK(mr != NULL && target != NULL && cq != NULL, "regions and a CQ for the SGE faults", errno);
+	struct ibv_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					 .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *q[5];
+	for (int i = 0; i < 5; i++) {
+		q[i] = ibv_create_qp(pd, &init);
+		CHECK(q[i] != NULL, "a QP for the SGE faults", errno);
+	}
+	for (int i = 0; i < 3; i++)
+		to_rts_access(q[i], q[i]->qp_num, gid, access); /* each its own peer */
+	to_rts_access(q[3], q[4]->qp_num, gid, access);
+	to_rts_access(q[4], q[3]->qp_num, gid, access);
+
+	/* a chain of three WRITEs, the second reading past the end of its region */
+	struct ibv_sge ok = { .addr = (uintptr_t)mem[0], .length = 64, .lkey = mr->lkey };
+	struct ibv_sge outside = { .addr = (uintptr_t)mem[0] + sizeof(mem[0]) - 32, .length = 64, .lkey = mr->lkey };
+	struct ibv_send_wr w[3], *bad = NULL;
+	for (int i = 0; i < 3; i++) {
+		w[i] = (struct ibv_send_wr){ .wr_id = 11 + i, .sg_list = i == 1 ? &outside : &ok, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					     .send_flags = IBV_SEND_SIGNALED, .next = i < 2 ? &w[i + 1] : NULL };
+		w[i].wr.rdma.remote_addr = (uintptr_t)mem[1];
+		w[i].wr.rdma.rkey = target->rkey;
+	}
+	int rc = ibv_post_send(q[0], &w[0], &bad);
+	CHECK(rc == 0 && bad == NULL, "SGE fault: a chain whose second WRITE reads outside its region is posted whole (0, bad_wr untouched)", rc);
+	expect_completion(cq, 11, IBV_WC_SUCCESS, "SGE fault: the WRITE before it");
+	expect_completion(cq, 12, IBV_WC_LOC_PROT_ERR, "SGE fault: a WRITE outside its region (rxe_req.c, copy_data -EFAULT)");
+	expect_completion(cq, 13, IBV_WC_WR_FLUSH_ERR, "SGE fault: the WRITE after it is flushed");
+	expect_err_state(q[0], "SGE fault outside its region");
+
+	/* a SEND whose lkey names no region */
+	struct ibv_sge nokey = ok;
+	nokey.lkey = mr->lkey ^ 0x55aa55aa;
+	struct ibv_send_wr s = { .wr_id = 21, .sg_list = &nokey, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	rc = ibv_post_send(q[1], &s, &bad);
+	CHECK(rc == 0, "SGE fault: a SEND with an unknown lkey is posted", rc);
+	expect_completion(cq, 21, IBV_WC_LOC_QP_OP_ERR, "SGE fault: an unknown lkey (rxe_mr.c copy_data: lookup_mr fails)");
+	expect_err_state(q[1], "SGE fault with an unknown lkey");
+
+	/* a READ whose local buffer runs past its region */
+	struct ibv_send_wr rd = { .wr_id = 31, .sg_list = &outside, .num_sge = 1, .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+	rd.wr.rdma.remote_addr = (uintptr_t)mem[1];
+	rd.wr.rdma.rkey = target->rkey;
+	rc = ibv_post_send(q[2], &rd, &bad);
+	CHECK(rc == 0, "SGE fault: a READ into memory outside its region is posted", rc);
+	expect_completion(cq, 31, IBV_WC_LOC_PROT_ERR, "SGE fault: a READ response outside the region (rxe_comp.c do_read)");
+	expect_err_state(q[2], "SGE fault of a READ");
+
+	/* a receive outside its region, reached by the peer's SEND */
+	struct ibv_recv_wr r = { .wr_id = 41, .sg_list = &outside, .num_sge = 1 }, *rbad = NULL;
+	rc = ibv_post_recv(q[4], &r, &rbad);
+	CHECK(rc == 0 && rbad == NULL, "SGE fault: a receive outside its region is posted", rc);
+	struct ibv_send_wr send = { .wr_id = 42, .sg_list = &ok, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	CHECK(ibv_post_send(q[3], &send, &bad) == 0, "SGE fault: the peer's SEND is posted", errno);
+	struct ibv_wc wc[2];
+	for (int got = 0; got < 2; got++)
+		CHECK(poll_one(cq, &wc[got]) == 1, "SGE fault: a completion of the receive or of the SEND", ETIMEDOUT);
+	int recv_at = wc[0].wr_id == 41 ? 0 : 1;
+	CHECK(wc[recv_at].wr_id == 41 && wc[recv_at].status == IBV_WC_LOC_QP_OP_ERR,
+	      "SGE fault: the receive completes with IBV_WC_LOC_QP_OP_ERR (rxe_resp.c RESPST_ERR_MALFORMED_WQE)", (int)wc[recv_at].status);
+	CHECK(wc[1 - recv_at].wr_id == 42 && wc[1 - recv_at].status == IBV_WC_REM_OP_ERR,
+	      "SGE fault: the peer's SEND completes with IBV_WC_REM_OP_ERR", (int)wc[1 - recv_at].status);
+	expect_err_state(q[4], "SGE fault of a receive");
+
+	expect_fatal(ctx, q, 5);
+	CHECK(1, "SGE fault: each failed QP raised IBV_EVENT_QP_FATAL", 0);
+	for (int i = 0; i < 5; i++)
+		CHECK(ibv_destroy_qp(q[i]) == 0, "the SGE faults' QP destroyed", errno);
+	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dereg_mr(mr) == 0 && ibv_dereg_mr(target) == 0, "the SGE faults' CQ and regions destroyed", errno);
+}
+
 int main(void)
 {
 	/* 1. looked up by version, as NCCL and UCX do */
@@ -294,6 +424,7 @@ int main(void)
 	struct ibv_wc wc;
 	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "an empty CQ polls 0", 0);
 	bad_use(ctx, pd, cq, &gid);
+	sge_faults(ctx, pd, &gid);
 
 	/* 2. bad use, in RESET */
 	struct ibv_sge sge = { .addr = (uintptr_t)buf[0], .length = 64, .lkey = mr[0]->lkey };
@@ -315,17 +446,18 @@ int main(void)
 	rc = ibv_post_recv(qp[1], &r[0], &rbad);
 	CHECK(rc == ENOMEM && rbad == &r[2], "a full receive queue is ENOMEM, bad_wr the third", rc);
 
-	/* a chain whose second WR has an unknown lkey: the first is posted, bad_wr is the second */
+	/* a chain whose second WR has more SGEs than max_send_sge: the first is posted, bad_wr is the second (an
+	 * SGE that names no region is no reason to stop: sge_faults) */
 	memset(buf[0], 0x5a, 64);
-	struct ibv_sge badsge = sge;
-	badsge.lkey = mr[0]->lkey ^ 0x55aa55aa;
+	struct ibv_sge twosge[2] = { sge, sge };
 	struct ibv_send_wr second = swr;
 	second.wr_id = 2;
-	second.sg_list = &badsge;
+	second.sg_list = twosge;
+	second.num_sge = 2;
 	struct ibv_send_wr first = swr;
 	first.next = &second;
 	rc = ibv_post_send(qp[0], &first, &bad);
-	CHECK(rc == EINVAL && bad == &second, "an unknown lkey stops the chain at that WR", rc);
+	CHECK(rc == EINVAL && bad == &second, "too many SGEs stop the chain at that WR", rc);
 
 	/* the first WR was posted: a SEND of 64 bytes of 0x5a, received into buf[1] */
 	int sends = 0, recvs = 0;

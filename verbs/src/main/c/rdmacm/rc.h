@@ -76,8 +76,31 @@ int rc_fail(int err);
 struct ibv_context *rc_verbs(void);
 void rc_refresh_addr(JNIEnv *env, struct rc_id *id);
 
+/* rc_live.c: the ids and channels that exist now (the set an entry point checks before it reads through a
+ * program's pointer) */
+#define RC_LIVE_ID 0
+#define RC_LIVE_CHANNEL 1
+int rc_live_add(int kind, const void *p);  /* 0 or ENOMEM */
+int rc_live_remove(int kind, const void *p); /* whether it was there */
+int rc_live_has(int kind, const void *p);
+/* 0 for an id that exists on a channel that exists; EINVAL for NULL, ENOENT for an id destroyed (or never made),
+ * EBADF for an id whose channel is destroyed */
+int rc_id_check(struct rdma_cm_id *id);
+/* the entry points' first line: return -1 (or `fail`) with the errno of rc_id_check unless the id is usable */
+#define RC_ID_OR(id, fail)                        \
+	do {                                      \
+		int e_ = rc_id_check(id);         \
+		if (e_ != 0) {                    \
+			errno = e_;               \
+			return fail;              \
+		}                                 \
+	} while (0)
+
 /* rc_id.c */
+/* a new id, in the live set; NULL when memory is short */
 struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps, int handle);
+/* out of the live set and freed */
+void rc_free_id(struct rc_id *id);
 /* a synchronous id's wait for the event that ends its call: 0, or -1 with errno from the event's status */
 int rc_complete(struct rdma_cm_id *id, enum rdma_cm_event_type expected);
 /* rc_channel.c: counts an event handed out on its id */

@@ -105,12 +105,14 @@ out:
 
 __be16 rdma_get_src_port(struct rdma_cm_id *id)
 {
+	RC_ID_OR(id, 0);
 	struct rdma_addr *a = &id->route.addr;
 	return a->src_addr.sa_family == AF_INET6 ? a->src_sin6.sin6_port : a->src_sin.sin_port;
 }
 
 __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 {
+	RC_ID_OR(id, 0);
 	struct rdma_addr *a = &id->route.addr;
 	return a->dst_addr.sa_family == AF_INET6 ? a->dst_sin6.sin6_port : a->dst_sin.sin_port;
 }

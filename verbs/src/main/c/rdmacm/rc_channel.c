@@ -16,6 +16,18 @@
 
 #include "rc.h"
 
+/* A channel out of the live set (or never in it): the CM's side closed, the fd and the struct freed. */
+static void channel_free(JNIEnv *env, struct rc_channel *c)
+{
+	if (env != NULL) {
+		(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_channel, (jint)c->handle);
+		rc_exception(env, "rdma_destroy_event_channel");
+	}
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->take);
+	free(c);
+}
+
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
 	RC_ENV_OR(NULL);
@@ -40,21 +52,23 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	}
 	c->handle = h;
 	pthread_mutex_init(&c->take, NULL);
+	if (rc_live_add(RC_LIVE_CHANNEL, c) != 0) {
+		channel_free(env, c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	jv_debug("event channel %d, fd %d", h, c->ch.fd);
 	return &c->ch;
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	struct rc_channel *c = (struct rc_channel *)channel;
-	JNIEnv *env = rc_env();
-	if (env != NULL) {
-		(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_channel, (jint)c->handle);
-		rc_exception(env, "rdma_destroy_event_channel");
+	/* a channel destroyed already (or never made) is left alone: librdmacm's close of its fd fails with EBADF */
+	if (!rc_live_remove(RC_LIVE_CHANNEL, channel)) {
+		errno = EBADF;
+		return;
 	}
-	close(c->ch.fd);
-	pthread_mutex_destroy(&c->take);
-	free(c);
+	channel_free(rc_env(), (struct rc_channel *)channel);
 }
 
 /* The C struct of an event's id: known, or (CONNECT_REQUEST) a new one named back to Java. */
@@ -77,6 +91,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 {
 	if (channel == NULL || event == NULL)
 		return rc_fail(EINVAL);
+	if (!rc_live_has(RC_LIVE_CHANNEL, channel))
+		return rc_fail(EBADF); /* destroyed: librdmacm reads its closed fd */
 	RC_ENV_OR(-1);
 	struct rc_channel *c = (struct rc_channel *)channel;
 	for (;;) {

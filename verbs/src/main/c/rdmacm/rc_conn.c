@@ -47,7 +47,8 @@ static void destroy_cqs(struct rdma_cm_id *id)
 
 int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
-	if (id == NULL || qp_init_attr == NULL)
+	RC_ID_OR(id, -1);
+	if (qp_init_attr == NULL)
 		return rc_fail(EINVAL);
 	if (id->verbs == NULL)
 		return rc_fail(ENODEV);
@@ -98,7 +99,8 @@ fail:
 
 int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
-	if (id == NULL || attr == NULL)
+	RC_ID_OR(id, -1);
+	if (attr == NULL)
 		return rc_fail(EINVAL);
 	/* what the classic ibv_qp_init_attr holds: a PD, and nothing of the extended verbs */
 	if ((attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) != 0)
@@ -120,6 +122,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
+	RC_ID_OR(id, );
 	struct rc_id *r = (struct rc_id *)id;
 	if (id->qp != NULL)
 		ibv_destroy_qp(id->qp);
@@ -154,8 +157,7 @@ oom:
 
 static int connect_or_accept(struct rdma_cm_id *id, struct rdma_conn_param *p, jmethodID m, const char *what)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
 	if (id->qp == NULL) {
@@ -195,8 +197,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
 	jbyteArray data = (*env)->NewByteArray(env, private_data != NULL ? private_data_len : 0);
@@ -213,8 +214,7 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private
 
 int rdma_disconnect(struct rdma_cm_id *id)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.disconnect, (jint)r->handle);
@@ -228,7 +228,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
  * attribute outside the mask is zero, as librdmacm copies the kernel's answer whole. */
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
 {
-	if (id == NULL || qp_attr == NULL || qp_attr_mask == NULL)
+	RC_ID_OR(id, -1);
+	if (qp_attr == NULL || qp_attr_mask == NULL)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
@@ -288,7 +289,8 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
  * QP of rdma_create_qp's (the CM connects that one) or before the REP. */
 int rdma_establish(struct rdma_cm_id *id)
 {
-	if (id == NULL || id->qp != NULL)
+	RC_ID_OR(id, -1);
+	if (id->qp != NULL)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
@@ -304,8 +306,7 @@ int rdma_establish(struct rdma_cm_id *id)
  * other events are EINVAL (there are no alternate paths to migrate to). */
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	if (event != IBV_EVENT_COMM_EST)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
@@ -325,8 +326,7 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
  * RDMA_OPTION_IB_PATH (path records are InfiniBand's). */
 int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	if (optval == NULL && optlen > 0)
 		return rc_fail(EFAULT);
 	if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)

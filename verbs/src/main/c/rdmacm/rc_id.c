@@ -30,7 +30,19 @@ struct rc_id *rc_new_id(struct rdma_event_channel *channel, void *context, enum 
 	id->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	pthread_mutex_init(&id->lock, NULL);
 	pthread_cond_init(&id->acked, NULL);
+	if (rc_live_add(RC_LIVE_ID, id) != 0) {
+		rc_free_id(id);
+		return NULL;
+	}
 	return id;
+}
+
+void rc_free_id(struct rc_id *id)
+{
+	rc_live_remove(RC_LIVE_ID, id);
+	pthread_cond_destroy(&id->acked);
+	pthread_mutex_destroy(&id->lock);
+	free(id);
 }
 
 void rc_reported(struct rdma_cm_id *id)
@@ -65,6 +77,8 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 {
 	if (id == NULL)
 		return rc_fail(EINVAL);
+	if (channel != NULL && !rc_live_has(RC_LIVE_CHANNEL, channel))
+		return rc_fail(EBADF); /* a channel destroyed: librdmacm writes the command to its closed fd */
 	if (rc_verbs() == NULL)
 		return rc_fail(ENODEV);
 	RC_ENV_OR(-1);
@@ -82,7 +96,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 	jint h = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.create_id, (jint)c->handle, (jlong)(uintptr_t)r, (jint)ps);
 	int err = rc_exception(env, "rdma_create_id");
 	if (err != 0) {
-		free(r);
+		rc_free_id(r);
 		if (sync)
 			rdma_destroy_event_channel(channel);
 		return rc_fail(err);
@@ -97,13 +111,22 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (id == NULL)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
+	/* taken out of the live set first: a second rdma_destroy_id, or any call on the id from now on, is ENOENT */
+	if (!rc_live_remove(RC_LIVE_ID, id))
+		return rc_fail(ENOENT);
 	struct rc_id *r = (struct rc_id *)id;
-	/* no event of the id is being handed out meanwhile: each either was (and is counted) or will not be */
-	struct rc_channel *c = (struct rc_channel *)id->channel;
-	pthread_mutex_lock(&c->take);
+	/* no event of the id is being handed out meanwhile: each either was (and is counted) or will not be. An id
+	 * whose channel the program destroyed first is released all the same, and answered as librdmacm answers
+	 * (EBADF: its command goes to the channel's closed fd) */
+	struct rc_channel *c = rc_live_has(RC_LIVE_CHANNEL, id->channel) ? (struct rc_channel *)id->channel : NULL;
+	if (c != NULL)
+		pthread_mutex_lock(&c->take);
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_id, (jint)r->handle);
 	int err = rc_exception(env, "rdma_destroy_id");
-	pthread_mutex_unlock(&c->take);
+	if (c != NULL)
+		pthread_mutex_unlock(&c->take);
+	else if (err == 0)
+		err = EBADF;
 	if (id->event != NULL) /* a synchronous call's last event (only those are kept in id->event) */
 		rdma_ack_cm_event(id->event);
 	id->event = NULL;
@@ -114,11 +137,9 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (r->own_pd != NULL)
 		ibv_dealloc_pd(r->own_pd);
 	free(r->ep_qp_init);
-	pthread_cond_destroy(&r->acked);
-	pthread_mutex_destroy(&r->lock);
-	if (r->own_channel)
+	if (r->own_channel && c != NULL)
 		rdma_destroy_event_channel(id->channel);
-	free(r);
+	rc_free_id(r);
 	return rc_fail(err);
 }
 
@@ -164,7 +185,8 @@ static int names_device(JNIEnv *env, struct rc_id *r, const void *bytes, int len
 
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
-	if (id == NULL || addr == NULL)
+	RC_ID_OR(id, -1);
+	if (addr == NULL)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
@@ -185,8 +207,7 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 
 int rdma_listen(struct rdma_cm_id *id, int backlog)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
 	jint in_use = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.listen, (jint)r->handle, (jint)(backlog > 0 ? backlog : 1024));
@@ -200,7 +221,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr, int timeout_ms)
 {
-	if (id == NULL || dst_addr == NULL)
+	RC_ID_OR(id, -1);
+	if (dst_addr == NULL)
 		return rc_fail(EINVAL);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
@@ -231,8 +253,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 {
-	if (id == NULL)
-		return rc_fail(EINVAL);
+	RC_ID_OR(id, -1);
 	RC_ENV_OR(-1);
 	struct rc_id *r = (struct rc_id *)id;
 	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.resolve_route, (jint)r->handle, (jint)timeout_ms);

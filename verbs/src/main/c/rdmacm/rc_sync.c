@@ -13,7 +13,8 @@
 
 int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 {
-	if (listen == NULL || id == NULL)
+	RC_ID_OR(listen, -1);
+	if (id == NULL)
 		return rc_fail(EINVAL);
 	struct rc_id *l = (struct rc_id *)listen;
 	if (!l->sync) /* a listener with an event channel hands its requests out as events (librdmacm: EINVAL) */
@@ -92,8 +93,7 @@ fail:
 
 void rdma_destroy_ep(struct rdma_cm_id *id)
 {
-	if (id == NULL)
-		return;
+	RC_ID_OR(id, );
 	if (id->qp != NULL)
 		rdma_destroy_qp(id);
 	rdma_destroy_id(id);

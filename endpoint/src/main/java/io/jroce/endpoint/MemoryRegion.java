@@ -29,6 +29,20 @@ public final class MemoryRegion {
     private volatile boolean registered = true;
     private volatile boolean rkeyValid = true;
 
+    /**
+     * What a work request posted by {@link QueuePair#postSend(SendWorkRequest, boolean)} or
+     * {@link QueuePair#postRecv(ReceiveWorkRequest, boolean)} holds in place of an SGE that names no usable region:
+     * never registered and empty, so the first copy through it fails as for a region deregistered after the post.
+     */
+    static final MemoryRegion NONE = none();
+
+    private static MemoryRegion none() {
+        MemoryRegion r = new MemoryRegion(null, ByteBuffer.allocateDirect(0), 0, 0, 0, 0);
+        r.registered = false;
+        r.rkeyValid = false;
+        return r;
+    }
+
     MemoryRegion(ProtectionDomain pd, ByteBuffer region, long address, int access, int lkey, int rkey) {
         this.pd = pd;
         this.buffer = region;

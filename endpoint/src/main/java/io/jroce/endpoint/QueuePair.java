@@ -128,6 +128,20 @@ public final class QueuePair {
      * request throws {@link VerbsException} naming it; requests before it in the chain were posted.
      */
     public void postSend(SendWorkRequest first) {
+        postSend(first, false);
+    }
+
+    /**
+     * As {@link #postSend(SendWorkRequest)}; with {@code faultsInCompletion}, as rdma_rxe posts (its post path does not
+     * look at lkeys): an SGE whose lkey names no region of this QP's protection domain, that lies outside its region
+     * or lacks the local access needed does not refuse the request. It is posted and fails when its data would move:
+     * a SEND or RDMA WRITE completes with {@link WcStatus#LOC_QP_OP_ERR} (no such key) or {@link WcStatus#LOC_PROT_ERR}
+     * (outside the region) when the requester reaches it, sending nothing of it (rxe_req.c rxe_requester: copy_data's
+     * -EINVAL or -EFAULT from finish_packet); a READ or atomic is sent and completes with LOC_PROT_ERR when its response
+     * is to be written (rxe_comp.c do_read, do_atomic). Either way the QP then enters the error state and flushes what
+     * follows. The verbs library posts this way.
+     */
+    public void postSend(SendWorkRequest first, boolean faultsInCompletion) {
         int posted = 0;
         try {
             synchronized (sq.lock) {
@@ -141,7 +155,7 @@ public final class QueuePair {
                         throw VerbsException.queueFull("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
                                 + sq.capacity() + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
                     }
-                    fillSendWqe(sq.tail(), wr);
+                    fillSendWqe(sq.tail(), wr, faultsInCompletion);
                     sq.posted++;
                     posted++;
                 }
@@ -151,7 +165,7 @@ public final class QueuePair {
         }
     }
 
-    private void fillSendWqe(SendWqe w, SendWorkRequest wr) {
+    private void fillSendWqe(SendWqe w, SendWorkRequest wr, boolean faultsInCompletion) {
         WrOpcode op = wr.opcode();
         if (op == null) throw new VerbsException("work request has no opcode", wr);
         Sge[] sgl = wr.sgl();
@@ -172,9 +186,18 @@ public final class QueuePair {
             throw new VerbsException(op + " needs exactly one SGE of 8 bytes for the original value", wr);
         }
         int needLocal = op.writesLocalMemory() ? Access.LOCAL_WRITE : 0;
+        w.fault = null;
         for (int i = 0; i < sgl.length; i++) {
             Sge s = sgl[i];
-            MemoryRegion mr = resolveSge(s, i, needLocal, op, wr);
+            MemoryRegion mr;
+            WcStatus fault = faultsInCompletion ? sgeFault(s, needLocal) : null;
+            if (fault == null) {
+                mr = resolveSge(s, i, needLocal, op, wr);
+            } else {
+                mr = MemoryRegion.NONE;
+                // a READ or atomic fails on its response (the scatter meets NONE); the first bad SGE names the status
+                if (!op.isReadOrAtomic() && w.fault == null) w.fault = fault;
+            }
             w.sgeMr[i] = mr;
             w.sgeAddr[i] = s.addr();
             w.sgeLen[i] = s.length();
@@ -195,7 +218,7 @@ public final class QueuePair {
         w.remoteQpn = wr.remoteQpn();
         w.remoteQkey = wr.remoteQkey();
         w.inline = null;
-        if (inline) {
+        if (inline && w.fault == null) {
             byte[] copy = new byte[(int) total];
             int at = 0;
             for (int i = 0; i < w.numSge; i++) {
@@ -229,6 +252,18 @@ public final class QueuePair {
         }
     }
 
+    /**
+     * What rdma_rxe's copy_data (rxe_mr.c) would fail with on this SGE: null when it names a registered region of this
+     * QP's protection domain with the access needed and lies inside it; {@link WcStatus#LOC_QP_OP_ERR} when the key
+     * lookup fails (lookup_mr: no such key, another PD, access lacking: -EINVAL), {@link WcStatus#LOC_PROT_ERR} when
+     * it lies outside the region (mr_check_range: -EFAULT, kernel 6.1).
+     */
+    private WcStatus sgeFault(Sge s, int needAccess) {
+        MemoryRegion mr = device.keys().byLkey(s.lkey());
+        if (mr == null || !mr.isRegistered() || mr.pd() != pd || (mr.access() & needAccess) != needAccess) return WcStatus.LOC_QP_OP_ERR;
+        return mr.contains(s.addr(), s.length()) ? null : WcStatus.LOC_PROT_ERR;
+    }
+
     /** The region an SGE names, checked for key, protection domain, bounds and the local access needed. */
     /** {@code op}: the send work request's opcode, or null for a receive (the message is built only on failure). */
     private MemoryRegion resolveSge(Sge s, int i, int needAccess, WrOpcode op, Object wr) {
@@ -249,6 +284,17 @@ public final class QueuePair {
 
     /** Posts a chain of receive work requests: SGE-only entries, consumed strictly in order. */
     public void postRecv(ReceiveWorkRequest first) {
+        postRecv(first, false);
+    }
+
+    /**
+     * As {@link #postRecv(ReceiveWorkRequest)}; with {@code faultsInCompletion}, as rdma_rxe posts: an SGE that names
+     * no usable region (see {@link #postSend(SendWorkRequest, boolean)}) does not refuse the request. A message whose
+     * data reaches that SGE completes it with {@link WcStatus#LOC_QP_OP_ERR} and puts the QP in the error state, and
+     * an RC sender gets a remote operational error NAK (rxe_resp.c: copy_data fails, RESPST_ERR_MALFORMED_WQE). The
+     * verbs library posts this way.
+     */
+    public void postRecv(ReceiveWorkRequest first, boolean faultsInCompletion) {
         int posted = 0;
         try {
             synchronized (rq.lock) {
@@ -267,9 +313,16 @@ public final class QueuePair {
                     }
                     RecvWqe r = rq.tail();
                     long cap = 0;
+                    r.fault = null;
                     for (int i = 0; i < sgl.length; i++) {
                         Sge s = sgl[i];
-                        MemoryRegion mr = resolveSge(s, i, Access.LOCAL_WRITE, null, wr);
+                        MemoryRegion mr;
+                        if (faultsInCompletion && sgeFault(s, Access.LOCAL_WRITE) != null) {
+                            mr = MemoryRegion.NONE;
+                            r.fault = WcStatus.LOC_QP_OP_ERR;
+                        } else {
+                            mr = resolveSge(s, i, Access.LOCAL_WRITE, null, wr);
+                        }
                         r.sgeMr[i] = mr;
                         r.sgeAddr[i] = s.addr();
                         r.sgeLen[i] = s.length();

@@ -8,6 +8,11 @@ final class RecvWqe {
     final long[] sgeAddr;
     final int[] sgeLen;
     long capacity;
+    /**
+     * Posted with an SGE that names no usable region (postRecv with faults in the completion): the status it
+     * completes with if a message reaches that SGE; null otherwise.
+     */
+    WcStatus fault;
 
     RecvWqe(int maxSge) {
         sgeMr = new MemoryRegion[maxSge];

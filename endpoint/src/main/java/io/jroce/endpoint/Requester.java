@@ -116,6 +116,13 @@ final class Requester {
             SendWqe w = qp.sq.slot(sqNext);
             if (!w.started) {
                 if (st == QpState.SQD) break; // draining: nothing new starts
+                if (w.fault != null) {
+                    // an SGE that names no usable region (posted with faults in the completion): nothing of it is
+                    // sent; it fails once the WQEs before it have completed (rxe_req.c: wqe_state_error, completed
+                    // with its status when it is the completer's head), and the QP enters the error state
+                    if (sqNext == qp.sq.consumed) comp.failOldest(w.fault, 0);
+                    break;
+                }
                 // IBA 10.8.3.3: a fenced WR waits for every earlier READ and atomic to complete
                 if ((w.flags & SendFlags.FENCE) != 0 && rdAtomicOutstanding > 0) break;
                 if (w.opcode.isReadOrAtomic() && rdAtomicOutstanding >= qp.maxRdAtomic) break;
@@ -140,6 +147,10 @@ final class Requester {
         if (st == QpState.SQD) return;
         while (sqNext != qp.sq.posted) {
             SendWqe w = qp.sq.slot(sqNext);
+            if (w.fault != null) { // as for RC above; a UD WQE before it has completed already
+                qp.completer.failOldest(w.fault, 0);
+                return;
+            }
             sendUd(w);
             sqNext++;
             long wrId = w.wrId;

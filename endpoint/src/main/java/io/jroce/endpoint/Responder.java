@@ -227,7 +227,8 @@ final class Responder {
         }
         if (!scatter(r, recvOffset, p.buffer(), p.payloadOffset(), len)) {
             inProgress = null;
-            nakAndFail(Aeth.NakCode.REMOTE_OPERATIONAL_ERROR, psn, "receive buffer was deregistered", r, WcStatus.LOC_PROT_ERR);
+            nakAndFail(Aeth.NakCode.REMOTE_OPERATIONAL_ERROR, psn, r.fault != null ? "an SGE of the receive names no usable region"
+                    : "receive buffer was deregistered", r, r.fault != null ? r.fault : WcStatus.LOC_PROT_ERR);
             return;
         }
         recvOffset += len;

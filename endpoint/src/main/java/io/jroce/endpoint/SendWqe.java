@@ -25,6 +25,11 @@ final class SendWqe {
     AddressHandle ah;
     int remoteQpn;
     int remoteQkey;
+    /**
+     * SEND or WRITE posted with an SGE that names no usable region (postSend with faults in the completion): the
+     * status it completes with when the requester reaches it, and nothing of it is sent; null otherwise.
+     */
+    WcStatus fault;
 
     // requester progress
     boolean started;    // PSNs assigned

@@ -83,8 +83,8 @@ final class UdReceiver {
         }
         writeGrh(src16, src4, ipId, udpLen);
         if (!Responder.scatter(r, 0, grh, 0, GRH_LENGTH) || !Responder.scatter(r, GRH_LENGTH, p.buffer(), p.payloadOffset(), payload)) {
-            qp.enterError("UD receive buffer was deregistered");
-            qp.completeRecv(r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, false, srcQp, srcPort);
+            qp.enterError(r.fault != null ? "an SGE of the UD receive names no usable region" : "UD receive buffer was deregistered");
+            qp.completeRecv(r, r.fault != null ? r.fault : WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, false, srcQp, srcPort);
             qp.flushIfError();
             return;
         }

@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Post-time checks (ibv_post_send / ibv_post_recv return an error, nothing goes on the wire): bad lkey,
  * SGE outside its region, too many SGEs, inline data too big, a full queue, a READ or atomic into a region
  * without LOCAL_WRITE. A refused request leaves the QP in RTS, produces no completion, and the next good
- * request works.
+ * request works. Posted with faults in the completion (as the verbs library posts), the same bad SGEs are taken
+ * and fail in their completions instead.
  */
 class PostValidationTest {
     private static final int MAX_SGE = 4;
@@ -259,6 +260,53 @@ class PostValidationTest {
             Pair.barrier(f.p.a);
             Pair.assertEmpty(f.cqA); // the request after the refused one was not posted
             f.assertStillWorks(4);
+        }
+    }
+
+    /** The status of the next completion on {@code cq}, which must be {@code wrId}'s. */
+    private static WcStatus statusOf(CompletionQueue cq, long wrId) {
+        WorkCompletion wc = Pair.awaitOne(cq);
+        assertEquals(wrId, wc.wrId(), wc.toString());
+        return wc.status();
+    }
+
+    /**
+     * With faults in the completion (how the verbs library posts, as rdma_rxe does): the same SGEs are posted, and the
+     * WR fails when its data would move, the QP entering the error state: a WRITE outside its region LOC_PROT_ERR
+     * (nothing of it sent) and the WR after it flushed, an unknown lkey LOC_QP_OP_ERR, a READ into memory outside its
+     * region LOC_PROT_ERR once its response comes, a receive outside its region LOC_QP_OP_ERR when a SEND reaches it
+     * (the sender REM_OP_ERR).
+     */
+    @Test
+    void faultsInTheCompletionArePostedAndFailAsOnRxe() throws Exception {
+        try (Fixture f = new Fixture()) {
+            SendWorkRequest outside = f.write(2, new Sge(f.local.address() + 4090, 10, f.local.lkey()));
+            f.qa.postSend(Pair.chain(f.write(1, Sge.of(f.local, 0, 10)), outside, f.write(3, Sge.of(f.local, 0, 10))), true);
+            Wcs.assertOk(Pair.awaitOne(f.cqA), 1, WcOpcode.RDMA_WRITE, 10, f.qa);
+            assertEquals(WcStatus.LOC_PROT_ERR, statusOf(f.cqA, 2));
+            assertEquals(WcStatus.WR_FLUSH_ERR, statusOf(f.cqA, 3));
+            assertEquals(QpState.ERR, f.qa.state());
+        }
+        try (Fixture f = new Fixture()) {
+            int bad = f.local.lkey() ^ 0x1234567;
+            while (f.p.a.keys().byLkey(bad) != null) bad++;
+            f.qa.postSend(new SendWorkRequest(1, WrOpcode.SEND, new Sge(f.local.address(), 10, bad)).signaled(), true);
+            assertEquals(WcStatus.LOC_QP_OP_ERR, statusOf(f.cqA, 1));
+            assertEquals(QpState.ERR, f.qa.state());
+        }
+        try (Fixture f = new Fixture()) {
+            f.qa.postSend(new SendWorkRequest(1, WrOpcode.RDMA_READ, new Sge(f.local.address() + 4090, 10, f.local.lkey()))
+                    .remote(f.remote.address(), f.remote.rkey()).signaled(), true);
+            assertEquals(WcStatus.LOC_PROT_ERR, statusOf(f.cqA, 1));
+            assertEquals(QpState.ERR, f.qa.state());
+        }
+        try (Fixture f = new Fixture()) {
+            MemoryRegion lb = f.p.pdB.allocateAndRegister(4096, Access.LOCAL_WRITE);
+            f.qb.postRecv(new ReceiveWorkRequest(1, new Sge(lb.address() + 4090, 10, lb.lkey())), true);
+            f.qa.postSend(new SendWorkRequest(2, WrOpcode.SEND, Sge.of(f.local, 0, 10)).signaled());
+            assertEquals(WcStatus.LOC_QP_OP_ERR, statusOf(f.cqB, 1));
+            assertEquals(WcStatus.REM_OP_ERR, statusOf(f.cqA, 2));
+            assertEquals(QpState.ERR, f.qb.state());
         }
     }
 }

@@ -292,7 +292,8 @@ public final class NativeVerbs {
         }
         if (first == null) return -1;
         try {
-            HANDLES.get(qp, QueuePair.class).postSend(first);
+            // as rdma_rxe: an SGE naming no usable region is posted and fails in its completion
+            HANDLES.get(qp, QueuePair.class).postSend(first, true);
             return -1;
         } catch (VerbsException e) {
             return refused(e, first);
@@ -315,7 +316,7 @@ public final class NativeVerbs {
         }
         if (first == null) return -1;
         try {
-            HANDLES.get(qp, QueuePair.class).postRecv(first);
+            HANDLES.get(qp, QueuePair.class).postRecv(first, true);
             return -1;
         } catch (VerbsException e) {
             return refused(e, first);

@@ -37,6 +37,14 @@ final class CmToolPair {
 
     /** Starts the server, waits for {@code ready} in its output, runs the client; both must end within 60 s. */
     static Outputs run(Side server, String ready, Side client) throws Exception {
+        return run(server, ready, client, false);
+    }
+
+    /**
+     * As {@link #run(Side, String, Side)}; with {@code endServer} the server is ended as soon as the client has ended
+     * (its exit status is then the one the forced end gives), for a client that fails and leaves its server waiting.
+     */
+    static Outputs run(Side server, String ready, Side client, boolean endServer) throws Exception {
         Path serverLog = Files.createTempFile("jroce-cm-server", ".log");
         Path clientLog = Files.createTempFile("jroce-cm-client", ".log");
         Process s = null;
@@ -46,6 +54,7 @@ final class CmToolPair {
             awaitLine(s, serverLog, ready);
             c = Tools.start(env(client), clientLog, !client.isJava(), client.command().toArray(String[]::new));
             boolean clientDone = c.waitFor(60, TimeUnit.SECONDS);
+            if (clientDone && endServer) s.destroyForcibly();
             boolean serverDone = s.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
             if (!clientDone) c.destroyForcibly().waitFor();
             if (!serverDone) s.destroyForcibly().waitFor();

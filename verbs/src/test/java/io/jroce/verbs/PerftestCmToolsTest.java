@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * Debian's unmodified ib_write_bw with {@code -R} (its connections, the exchange's and the test QP's, made by the
  * RDMA connection manager) through this module's libraries: both sides through them, and against
  * {@code jroce perf write -R} in both roles. Each side must end successfully and print its result line for the
- * size and iteration count asked. Devices on hosts 9 ... 14 of {@link Tools#net}; {@code -p} is an rdma_cm port (no TCP).
+ * size and iteration count asked; and a client whose second connection is rejected fails as perftest fails, without
+ * a crash. Devices on hosts 9 ... 14, 37 and 38 of {@link Tools#net}; {@code -p} is an rdma_cm port (no TCP).
  */
 class PerftestCmToolsTest {
     private static final String PORT = "" + Tools.cmPort(46310);
@@ -42,6 +43,28 @@ class PerftestCmToolsTest {
         CmToolPair.Outputs o = CmToolPair.run(tool(server, PORT), CmToolPair.LIBRARY_LISTENING + PORT,
                 jroce(Tools.addr(14), PORT, server));
         check(o);
+    }
+
+    /**
+     * A REJ on the test connection: the client asks for two QPs, the server takes one and rejects the second request
+     * (perftest's rdma_cm_connection_request_handler). perftest's client then destroys its ids and its event channel
+     * (rdma_cm_destroy_cma), retries with rdma_resolve_addr on the ids it destroyed, read from memory it freed, and
+     * destroys the channel again: each of those calls must fail (ENOENT for the ids, as the kernel's ucma answers for
+     * an id it no longer has) and the client end with perftest's own failure, exit 1, not a crash. The server, left
+     * waiting for its exchange with the client, is ended by the test. Devices on hosts 37 and 38.
+     */
+    @Test
+    void readClientFailsCleanlyWhenTheServerRejectsItsSecondQp() throws Exception {
+        String server = Tools.addr(37);
+        List<String> s = new ArrayList<>(List.of(Tools.tool("ib_read_bw", "perftest"), "-d", "jroce0", "-x", "1", "-F", "-R",
+                "-n", "100", "-q", "1", "-p", PORT));
+        List<String> c = new ArrayList<>(List.of(Tools.tool("ib_read_bw", "perftest"), "-d", "jroce0", "-x", "1", "-F", "-R",
+                "-n", "100", "-q", "2", "-p", PORT, server));
+        CmToolPair.Outputs o = CmToolPair.run(new CmToolPair.Side(server, s), CmToolPair.LIBRARY_LISTENING + PORT,
+                new CmToolPair.Side(Tools.addr(38), c), true);
+        assertTrue(o.client().contains("RDMA_CM_EVENT_REJECTED"), o.both());
+        assertTrue(o.client().contains("Failed to resolve RDMA CM address.\nERRNO: No such file or directory."), o.both());
+        assertEquals(1, o.clientExit(), o.both());
     }
 
     private static void check(CmToolPair.Outputs o) {

@@ -36,6 +36,11 @@ class VerbsCheckTest {
         assertTrue(r.output().contains("ok bad use: an atomic at an address not 8-byte aligned is Invalid argument"), r.output());
         assertTrue(r.output().contains("ok ibv_is_fork_initialized is IBV_FORK_UNNEEDED\n"), r.output());
         assertTrue(r.output().contains("ok the child's writes to its copy of a region stay in the child\n"), r.output());
+        assertTrue(r.output().contains("ok SGE fault: a chain whose second WRITE reads outside its region is posted whole (0, bad_wr untouched)\n"),
+                r.output());
+        assertTrue(r.output().contains("ok SGE fault: the receive completes with IBV_WC_LOC_QP_OP_ERR (rxe_resp.c RESPST_ERR_MALFORMED_WQE)\n"),
+                r.output());
+        assertTrue(r.output().contains("ok SGE fault: each failed QP raised IBV_EVENT_QP_FATAL\n"), r.output());
         assertTrue(r.output().endsWith("all ok\n"), r.output());
     }
 
