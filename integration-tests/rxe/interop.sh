@@ -77,6 +77,9 @@ trap 'exit 130' INT TERM
 gx() { "$LAB/lab.sh" exec "$@"; }     # gx [-t SECS] [-b] GUEST CMD
 gwait() { "$LAB/lab.sh" wait "$@"; }  # gwait [-t SECS] GUEST JOB
 nsx() { ip netns exec "$NS" "$@"; }
+# reap GUEST: ends the tools a case left running in a guest (its wait gave up, exit 124), which would otherwise hold
+# their ports (perftest's 18515, rdma_cm's) into the next case
+reap() { gx -t 10 "$1" "pkill -9 -f '^(ib_|ibv_|rping|ucmatose|udaddy|rdma_server|rdma_client)' || true" > /dev/null 2>&1 || true; }
 
 # ---------------------------------------------------------------------------------------------- lab
 command -v qemu-system-x86_64 >/dev/null || { log "LAB: qemu-system-x86_64 missing (apt-get install qemu-system-x86 debootstrap)"; exit 3; }
@@ -208,6 +211,7 @@ run_case() {
     jrc=$?
     gwait -t 120 A "$jid" > "$dir/guest.out" 2>&1
     grc=$?
+    [ "$grc" != 124 ] || reap A
     set -e
   else
     if [ -n "$xtool" ]; then
@@ -237,6 +241,7 @@ run_case() {
     set +e
     gx -t 240 B "$gcmd $to" > "$dir/guest.out" 2>&1
     grc=$?
+    [ "$grc" != 124 ] || reap B
     local w=0
     while kill -0 "$JPID" 2>/dev/null && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
     kill "$JPID" 2>/dev/null
