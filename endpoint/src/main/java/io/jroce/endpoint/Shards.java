@@ -34,6 +34,8 @@ final class Shards {
 
     final Transport[] all;
     final int count;
+    /** Whether the kernel steers each datagram to its owner's socket ({@link ShardSteering}). */
+    final boolean steered;
     private final PcapWriter pcap;
 
     Shards(Device device, DeviceConfig config) throws IOException {
@@ -60,11 +62,32 @@ final class Shards {
                 all[i] = new Transport(device, config, this, i, port, pcap);
                 port = all[0].localPort(); // a port-0 device: the others join the port the first one got
             }
+            this.steered = n > 1 && steer(config);
         } catch (IOException | RuntimeException | Error e) {
             closeTransports();
             closePcap();
             throw e;
         }
+    }
+
+    /**
+     * Attaches the steering program once every shard's socket is in the group (shard i joined i-th, so index i is
+     * shard i's socket); logs which path datagrams take.
+     */
+    private boolean steer(DeviceConfig config) {
+        String where = config.address.getHostAddress() + ":" + all[0].localPort();
+        if (!config.steer) {
+            log.debug("{}: {} event loops; steering off (jroce.steer=false): loops hand datagrams for others' QPs over", where, count);
+            return false;
+        }
+        String refused = all[0].port().steer(count);
+        if (refused != null) {
+            log.info("{}: {} event loops; the kernel refused the steering program ({}): loops hand datagrams for others' QPs over",
+                    where, count, refused);
+            return false;
+        }
+        log.debug("{}: {} event loops; the kernel steers each datagram to its QP's loop", where, count);
+        return true;
     }
 
     /** The shard that owns QP {@code qpn}: QP 1 (GSI, the CM) on shard 0, others by number, so creation spreads them. */
