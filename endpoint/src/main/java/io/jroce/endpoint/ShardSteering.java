@@ -91,15 +91,16 @@ final class ShardSteering {
      */
     static String attach(Channel channel, int count) {
         if (!(channel instanceof EpollDatagramChannel)) return "not an epoll socket";
-        if (Buffer.addressSize() != 8) return "a " + (Buffer.addressSize() * 8) + "-bit JVM (struct sock_fprog is built for 64-bit)";
         ByteBuffer program = program(count);
         ByteBuffer fprog = ByteBuffer.allocateDirect(FPROG_BYTES).order(ByteOrder.nativeOrder());
         try {
+            int addressSize = Buffer.addressSize();
+            if (addressSize != 8) return "a " + (addressSize * 8) + "-bit JVM (struct sock_fprog is built for 64-bit)";
             fprog.putShort(0, (short) (program.remaining() / INSN_BYTES));
             fprog.putLong(8, Buffer.memoryAddress(program)); // the kernel copies the instructions from here
             channel.config().setOption(ATTACH, fprog);
             return null;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) { // ChannelException(errno), or no native address support
             return e.getCause() != null ? e.getCause().toString() : e.toString();
         } finally {
             Reference.reachabilityFence(program); // the kernel read it through a raw address during the call

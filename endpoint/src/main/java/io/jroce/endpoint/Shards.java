@@ -14,8 +14,15 @@ import java.util.List;
  * The device's shards ({@link DeviceConfig#eventLoops}): one {@link Transport} each, with its own event loop and
  * its own UDP socket, all bound to the device's address and port with {@code SO_REUSEPORT}. A queue pair belongs
  * to one shard, {@link #ownerIndex} of its number, and all its transport state, timers, sends and completions run
- * on that shard's loop. The kernel spreads arriving datagrams over the sockets by a hash of the 4-tuple, so a
- * shard that reads a datagram for a QP it does not own hands it to the owner ({@link Transport}'s handoff queue).
+ * on that shard's loop.
+ *
+ * <p>Receive: once every shard's socket is bound (shard i joins the reuseport group i-th), a classic BPF program
+ * is attached to the group ({@link ShardSteering}) that picks, for each datagram, the socket of the shard that
+ * owns its destination QP ({@link #ownerIndex} computed in the kernel), so no shard reads another's datagrams
+ * ({@link #steered}). Without it (refused by the kernel, a 32-bit JVM, or turned off with {@code jroce.steer=false})
+ * the kernel spreads datagrams over the sockets by a hash of the 4-tuple, which knows nothing of QPs, and a shard
+ * that reads a datagram for a QP it does not own hands it to the owner ({@link ShardRouter}); the router stays
+ * on in both cases for what the program cannot place.
  *
  * <p>One shard (the default) is the plain single-loop device: no {@code SO_REUSEPORT}, no handoff, the one loop
  * owns everything. With NIO there is no {@code SO_REUSEPORT} to share the port, so a device asked for more loops

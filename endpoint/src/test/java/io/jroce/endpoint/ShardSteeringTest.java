@@ -24,6 +24,7 @@ import java.util.SplittableRandom;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -93,6 +94,21 @@ class ShardSteeringTest {
     void oneLoopIsNotSteered() throws Exception {
         try (Device d = Device.open(config(A, 1, true).warmUp(false))) {
             assertFalse(d.isShardSteered());
+        }
+    }
+
+    /**
+     * The refusal path: a socket that is in no reuseport group (a one-loop device binds without SO_REUSEPORT)
+     * makes the kernel refuse the program (EINVAL, net/core/sock_reuseport.c reuseport_attach_prog), and the
+     * reason comes back instead of an exception; a device whose shards got such an answer hands datagrams over.
+     */
+    @Test
+    void aSocketOutsideAReuseportGroupRefusesTheProgram() throws Exception {
+        try (Device d = Device.open(config(A, 1, true).warmUp(false))) {
+            String refused = d.shards().first().port().steer(2);
+            System.out.println("ShardSteeringTest: refused: " + refused);
+            assertNotNull(refused, "the kernel refused");
+            assertTrue(refused.toLowerCase(java.util.Locale.ROOT).contains("invalid argument"), refused);
         }
     }
 
