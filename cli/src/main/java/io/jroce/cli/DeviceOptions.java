@@ -112,7 +112,8 @@ public final class DeviceOptions {
     boolean ecn;
     @Option(names = "--event-loops", paramLabel = "N", description = "Event loops of our device, 1..64 (default 1): each has "
             + "its own UDP socket on the same address and port (SO_REUSEPORT, epoll only) and runs its share of the queue pairs; "
-            + "a datagram the kernel gives another loop's socket is handed over (counter shard_handoffs).")
+            + "a BPF program on the sockets has the kernel deliver each datagram to its queue pair's loop. Where the kernel refuses "
+            + "the program, a datagram given to another loop's socket is handed over (counter shard_handoffs).")
     Integer eventLoops;
 
     @Option(names = "--gro", negatable = true, description = "UDP GRO on receive instead of recvmmsg (default off; also "

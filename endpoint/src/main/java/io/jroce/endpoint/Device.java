@@ -126,6 +126,12 @@ public final class Device implements AutoCloseable {
     public boolean isEpoll() { return transport.isEpoll(); }
     /** The event loops (shards) the device runs: {@link DeviceConfig#eventLoops}, or 1 where it fell back (NIO). */
     public int eventLoops() { return shards.count; }
+    /**
+     * With several event loops: whether the kernel delivers each datagram to the socket of the loop that owns its
+     * QP (a classic BPF program on the {@code SO_REUSEPORT} group), so that no loop hands datagrams over; false
+     * with one loop, or where the program was refused or turned off (then loops hand datagrams over).
+     */
+    public boolean isShardSteered() { return shards.steered; }
 
     /**
      * Runs the device once, without blocking, when the calling thread may ({@link AgentMode#INVOKED}: no other

@@ -28,6 +28,11 @@ public final class DeviceConfig {
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
     int eventLoops = 1;
+    /**
+     * With several event loops, the kernel steers each datagram to its QP's loop ({@link ShardSteering}); the system
+     * property {@code jroce.steer=false} turns that off, so that loops hand datagrams over (to measure the hand-off).
+     */
+    boolean steer = !"false".equals(System.getProperty(ShardSteering.PROPERTY));
     /** The default comes from the system property {@code jroce.agent} ({@code invoked} or {@code dedicated}). */
     AgentMode agentMode = "invoked".equalsIgnoreCase(System.getProperty("jroce.agent")) ? AgentMode.INVOKED : AgentMode.DEDICATED;
     AccessList access = AccessList.ALL;
@@ -147,9 +152,11 @@ public final class DeviceConfig {
      * Event loops (shards) the device runs, 1..64 (default 1: one loop owns the socket and every QP). With N &gt; 1
      * each loop has its own UDP socket bound to the device's address and port with {@code SO_REUSEPORT} (epoll
      * only: with NIO the device runs one loop), and each QP belongs to one loop (QP 1 to the first, others by QP
-     * number modulo N), which runs all its transport work. The kernel spreads arriving datagrams over the sockets
-     * by a hash of addresses and ports, so a loop that reads a datagram for another loop's QP hands it over
-     * (counter {@code shard_handoffs}). A {@link #filter} must then be {@code @Sharable}: it sits on every socket.
+     * number modulo N), which runs all its transport work. A classic BPF program on the sockets' reuseport group
+     * has the kernel deliver each datagram to the socket of its destination QP's loop ({@link Device#isShardSteered});
+     * where that is refused, the kernel spreads datagrams over the sockets by a hash of addresses and ports and a
+     * loop that reads a datagram for another loop's QP hands it over (counter {@code shard_handoffs}). A
+     * {@link #filter} must then be {@code @Sharable}: it sits on every socket.
      */
     public DeviceConfig eventLoops(int v) {
         if (v < 1 || v > Shards.MAX) throw new IllegalArgumentException("event loops must be 1.." + Shards.MAX + ", not " + v);
@@ -158,6 +165,9 @@ public final class DeviceConfig {
     }
 
     public int eventLoops() { return eventLoops; }
+
+    /** Steering of datagrams to their QP's loop on or off (default on, or as {@code jroce.steer} says; tests of the hand-off path). */
+    DeviceConfig steer(boolean v) { steer = v; return this; }
 
     /**
      * UDP GRO on receive instead of {@code recvmmsg} (default off; the system property {@code jroce.gro=true}

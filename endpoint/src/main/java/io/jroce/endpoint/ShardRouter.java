@@ -10,11 +10,18 @@ import java.util.Queue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Hands datagrams between the shards of a device with several event loops ({@link Shards}): the kernel spreads
- * arriving datagrams over the shards' sockets by a hash of the 4-tuple, so a shard that reads a datagram for a QP
- * it does not own copies it into a pooled buffer (its sender in front) and queues it to the owner's bounded queue;
- * the owner checks the ICRC, decodes and dispatches it. One queue per owner keeps the order of what one shard
- * reads. A full queue drops the datagram, as a full socket buffer would. Absent (null) with one shard.
+ * Hands datagrams between the shards of a device with several event loops ({@link Shards}): a shard that reads a
+ * datagram for a QP it does not own copies it into a pooled buffer (its sender in front) and queues it to the
+ * owner's bounded queue; the owner checks the ICRC, decodes and dispatches it. One queue per owner keeps the order
+ * of what one shard reads. A full queue drops the datagram, as a full socket buffer would. Absent (null) with one
+ * shard.
+ *
+ * <p>With steering ({@link ShardSteering}, the default where the kernel takes the program) the kernel already
+ * delivers each datagram to its owner's socket and this router hands nothing over; it is the fallback, and catches
+ * what steering cannot place: datagrams read before the program was attached, and the later segments of a UDP GRO
+ * read, which the kernel placed by its first. Without steering the kernel spreads datagrams over the sockets by a
+ * hash of the 4-tuple, and between two jroce devices (one source port each) one shard reads all of a peer's
+ * datagrams and hands the others their share (counter {@code shard_handoffs}).
  */
 final class ShardRouter {
     private static final Logger log = LoggerFactory.getLogger(ShardRouter.class);

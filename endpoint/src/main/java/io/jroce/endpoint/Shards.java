@@ -14,8 +14,15 @@ import java.util.List;
  * The device's shards ({@link DeviceConfig#eventLoops}): one {@link Transport} each, with its own event loop and
  * its own UDP socket, all bound to the device's address and port with {@code SO_REUSEPORT}. A queue pair belongs
  * to one shard, {@link #ownerIndex} of its number, and all its transport state, timers, sends and completions run
- * on that shard's loop. The kernel spreads arriving datagrams over the sockets by a hash of the 4-tuple, so a
- * shard that reads a datagram for a QP it does not own hands it to the owner ({@link Transport}'s handoff queue).
+ * on that shard's loop.
+ *
+ * <p>Receive: once every shard's socket is bound (shard i joins the reuseport group i-th), a classic BPF program
+ * is attached to the group ({@link ShardSteering}) that picks, for each datagram, the socket of the shard that
+ * owns its destination QP ({@link #ownerIndex} computed in the kernel), so no shard reads another's datagrams
+ * ({@link #steered}). Without it (refused by the kernel, a 32-bit JVM, or turned off with {@code jroce.steer=false})
+ * the kernel spreads datagrams over the sockets by a hash of the 4-tuple, which knows nothing of QPs, and a shard
+ * that reads a datagram for a QP it does not own hands it to the owner ({@link ShardRouter}); the router stays
+ * on in both cases for what the program cannot place.
  *
  * <p>One shard (the default) is the plain single-loop device: no {@code SO_REUSEPORT}, no handoff, the one loop
  * owns everything. With NIO there is no {@code SO_REUSEPORT} to share the port, so a device asked for more loops
@@ -34,6 +41,8 @@ final class Shards {
 
     final Transport[] all;
     final int count;
+    /** Whether the kernel steers each datagram to its owner's socket ({@link ShardSteering}). */
+    final boolean steered;
     private final PcapWriter pcap;
 
     Shards(Device device, DeviceConfig config) throws IOException {
@@ -60,11 +69,32 @@ final class Shards {
                 all[i] = new Transport(device, config, this, i, port, pcap);
                 port = all[0].localPort(); // a port-0 device: the others join the port the first one got
             }
+            this.steered = n > 1 && steer(config);
         } catch (IOException | RuntimeException | Error e) {
             closeTransports();
             closePcap();
             throw e;
         }
+    }
+
+    /**
+     * Attaches the steering program once every shard's socket is in the group (shard i joined i-th, so index i is
+     * shard i's socket); logs which path datagrams take.
+     */
+    private boolean steer(DeviceConfig config) {
+        String where = config.address.getHostAddress() + ":" + all[0].localPort();
+        if (!config.steer) {
+            log.debug("{}: {} event loops; steering off (jroce.steer=false): loops hand datagrams for others' QPs over", where, count);
+            return false;
+        }
+        String refused = all[0].port().steer(count);
+        if (refused != null) {
+            log.info("{}: {} event loops; the kernel refused the steering program ({}): loops hand datagrams for others' QPs over",
+                    where, count, refused);
+            return false;
+        }
+        log.debug("{}: {} event loops; the kernel steers each datagram to its QP's loop", where, count);
+        return true;
     }
 
     /** The shard that owns QP {@code qpn}: QP 1 (GSI, the CM) on shard 0, others by number, so creation spreads them. */

@@ -127,7 +127,7 @@ final class UdpPort {
                         ch.pipeline().addLast("roce", inbound); // the filter comes in goLive()
                     }
                 });
-        // all shards share the address and port; the kernel spreads datagrams over them by 4-tuple hash
+        // all shards share the address and port; the kernel picks the socket by the group's program or by 4-tuple hash
         if (epoll && shared) b.option(EpollChannelOption.SO_REUSEPORT, true);
         if (epoll && config.gro) {
             // one recvmsg per datagram, coalesced or not; Netty cuts a coalesced one into a DatagramPacket per
@@ -266,6 +266,14 @@ final class UdpPort {
     /** {@code b} to {@code to} in a reused envelope, or a new one while a datagram filter is installed. */
     private DatagramPacket envelope(ByteBuf b, InetSocketAddress to) {
         return envelopes != null ? envelopes.wrap(b, to) : new DatagramPacket(b, to);
+    }
+
+    /**
+     * Attaches the program that steers each datagram to its QP's shard to this socket's reuseport group
+     * ({@link ShardSteering}); returns null, or why it could not.
+     */
+    String steer(int shards) {
+        return ShardSteering.attach(channel, shards);
     }
 
     /** Whether {@link DirectReceive} reads the socket. */

@@ -85,7 +85,10 @@
  * <li>{@code EngineContext}: what an engine sees of its shard: the transmit path, clock, timers, counters, keys, flow.</li>
  * <li>{@code CopyData}: the one walk over a scatter/gather list, gather and scatter (rxe_mr.c copy_data).</li>
  * <li>{@code QpTable}: the QPs a shard owns, by number.</li>
- * <li>{@code ShardRouter}: datagrams one shard read for another shard's QP, handed over.</li>
+ * <li>{@code ShardSteering}: the classic BPF program on the shards' reuseport group that has the kernel deliver each
+ *     datagram to the socket of its QP's shard.</li>
+ * <li>{@code ShardRouter}: datagrams one shard read for another shard's QP, handed over (where steering is off or
+ *     refused, and for what the program cannot place).</li>
  * <li>{@code PcapTap}: the capture of what a shard sends and receives.</li>
  * <li>{@code Shards}: a device's event loops and sockets ({@code SO_REUSEPORT}), which QP each owns, summed counters.</li>
  * <li>{@code GsoBatcher}: groups equal-length packets to one peer into UDP GSO super-datagrams.</li>

@@ -25,7 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Devices with several event loops ({@link DeviceConfig#eventLoops}): every QP is owned by one loop, datagrams the
  * kernel gives another loop's socket are handed over, and RC traffic on many QPs in both directions completes
- * exactly as on one loop. Addresses 127.77.52.x, ports chosen by the kernel.
+ * exactly as on one loop. The tests of the hand-off turn steering off ({@link ShardSteering}: with it the kernel
+ * gives each loop only its own QPs' datagrams); {@link ShardSteeringTest} tests steering. Addresses 127.77.52.x,
+ * ports chosen by the kernel.
  */
 class ShardingTest {
     private static final int QPS = 16;
@@ -36,17 +38,22 @@ class ShardingTest {
         return new DeviceConfig(Pair.addr(addr)).port(0).eventLoops(loops);
     }
 
+    /** A device whose loops hand each other datagrams: the kernel picks their socket by the 4-tuple hash alone. */
+    private static DeviceConfig handingOver(String addr, int loops) {
+        return config(addr, loops).steer(false);
+    }
+
     /** One side of a connection: its QP and buffers. */
     private record End(QueuePair qp, MemoryRegion src, MemoryRegion dst, MemoryRegion recv) {
     }
 
-    @ParameterizedTest(name = "{0} and {1} event loops")
-    @CsvSource({"2, 2", "4, 4", "2, 4"})
-    void manyQpsExchangeEveryOperationBothWays(int loopsA, int loopsB) throws Exception {
+    @ParameterizedTest(name = "{0} and {1} event loops, steered {2}")
+    @CsvSource({"2, 2, false", "4, 4, false", "2, 4, false", "2, 4, true"})
+    void manyQpsExchangeEveryOperationBothWays(int loopsA, int loopsB, boolean steer) throws Exception {
         long seed = new SplittableRandom().nextLong();
         System.out.println("ShardingTest: seed " + seed);
         SplittableRandom rnd = new SplittableRandom(seed);
-        try (Pair p = new Pair(config("127.77.52.1", loopsA), config("127.77.52.2", loopsB))) {
+        try (Pair p = new Pair(config("127.77.52.1", loopsA).steer(steer), config("127.77.52.2", loopsB).steer(steer))) {
             assertEquals(loopsA, p.a.eventLoops());
             assertEquals(loopsB, p.b.eventLoops());
             // one send CQ and one receive CQ per device, shared by QPs of every loop: several producers
@@ -95,9 +102,15 @@ class ShardingTest {
             for (Device d : List.of(p.a, p.b)) {
                 DeviceCounters c = d.counters();
                 System.out.println("ShardingTest: " + d.address() + " " + c);
-                // jroce sends every packet from the device's one port: each peer's datagrams all reach one socket,
-                // and that loop hands the other loops' QPs their share
-                assertTrue(c.shardHandoffs > 0, "handoffs counted: " + c);
+                assertEquals(steer, d.isShardSteered());
+                if (steer) {
+                    // the kernel gives each loop's socket its own QPs' datagrams
+                    assertEquals(0, c.shardHandoffs, "no handoff: " + c);
+                } else {
+                    // jroce sends every packet from the device's one port: each peer's datagrams all reach one socket,
+                    // and that loop hands the other loops' QPs their share
+                    assertTrue(c.shardHandoffs > 0, "handoffs counted: " + c);
+                }
                 for (DropReason r : List.of(DropReason.UNKNOWN_QP, DropReason.WRONG_SOURCE, DropReason.ICRC,
                         DropReason.MALFORMED, DropReason.HANDOFF_OVERFLOW)) {
                     assertEquals(0, c.drops(r), r + ": " + c);
@@ -180,13 +193,13 @@ class ShardingTest {
     }
 
     /**
-     * Peers on many source ports (as rdma_rxe uses one per QP): the kernel spreads their datagrams over the
-     * loops' sockets, and every datagram still reaches the loop of its QP.
+     * Peers on many source ports (as rdma_rxe uses one per QP), steering off: the kernel spreads their datagrams
+     * over the loops' sockets by the 4-tuple hash, and every datagram still reaches the loop of its QP.
      */
     @Test
     void everySourcePortReachesTheOwner() throws Exception {
         int peers = 8;
-        Device b = Device.open(config("127.77.52.3", 2));
+        Device b = Device.open(handingOver("127.77.52.3", 2));
         List<Device> senders = new ArrayList<>();
         try {
             ProtectionDomain pdB = b.allocPd();
@@ -248,7 +261,7 @@ class ShardingTest {
     /** IPv6: the handed-over datagram carries its 16-byte sender, which the owner checks the ICRC and the source with. */
     @Test
     void ipv6DevicesOfTwoLoops() throws Exception {
-        try (Pair p = new Pair(config("::1", 2), config("::1", 2))) {
+        try (Pair p = new Pair(handingOver("::1", 2), handingOver("::1", 2))) {
             CompletionQueue cqA = p.a.createCq(64);
             CompletionQueue cqB = p.b.createCq(64);
             MemoryRegion src = p.pdA.allocateAndRegister(64, Access.LOCAL_WRITE);
@@ -275,7 +288,7 @@ class ShardingTest {
     void onePcapForAllLoops(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("a.pcap");
         long packets;
-        try (Pair p = new Pair(config("127.77.52.12", 2).pcap(file).tailProbeMicros(0), config("127.77.52.13", 2).tailProbeMicros(0))) {
+        try (Pair p = new Pair(handingOver("127.77.52.12", 2).pcap(file).tailProbeMicros(0), handingOver("127.77.52.13", 2).tailProbeMicros(0))) {
             CompletionQueue cqA = p.a.createCq(256);
             CompletionQueue cqB = p.b.createCq(256);
             MemoryRegion src = p.pdA.allocateAndRegister(3000, Access.LOCAL_WRITE);
