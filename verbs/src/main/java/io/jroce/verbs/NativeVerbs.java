@@ -52,7 +52,12 @@ public final class NativeVerbs {
         // the program's own threads run the device when they poll and post (as a verbs provider's do), unless
         // -Djroce.agent=dedicated in JROCE_JAVA_OPTS asks for a thread of its own
         AgentMode mode = "dedicated".equalsIgnoreCase(System.getProperty("jroce.agent")) ? AgentMode.DEDICATED : AgentMode.INVOKED;
-        device = Device.open(new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)).agentMode(mode));
+        // no tail-loss probe unless -Djroce.tailProbe=MICROS asks for one: the peer of a verbs program is usually rdma_rxe
+        // or a NIC, which recover by sequence NAK and the local ACK timeout as every verbs provider does; against rxe in
+        // a VM a 1 ms probe re-asked a 64 KiB READ before its responses arrived, each time making rxe send it all again
+        long tailProbe = Long.getLong("jroce.tailProbe", 0);
+        device = Device.open(new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)).agentMode(mode)
+                .tailProbeMicros(Math.max(0, tailProbe)));
         device.setAsyncEventListener((event, cq, qp, detail) -> {
             Long cookie = COOKIES.get(qp != null ? qp : cq);
             if (cookie != null) asyncEvent(IBV_EVENT[event.ordinal()], cookie);
