@@ -257,8 +257,8 @@ run_case() {
   icrc=$(sed -n 's/.*drop_icrc=\([0-9]*\).*/\1/p' <<< "$counters")
   local who=jroce
   [ -z "$xtool" ] || who="${xtool%% *} on the host (jroce exec)"
-  [ "$jrc" = 0 ] || why+="$who exit $jrc ($(grep -v '^counters device' "$dir/jroce.err" | grep . | tail -1 | cut -c1-300)); "
-  [ "$grc" = 0 ] || why+="guest tool exit $grc ($(grep . "$dir/guest.out" | tail -1 | cut -c1-200)); "
+  [ "$jrc" = 0 ] || why+="$who exit $jrc ($(grep -v '^counters device' "$dir/jroce.err" | grep . | tail -1 | cut -c1-300 || true)); "
+  [ "$grc" = 0 ] || why+="guest tool exit $grc ($(grep . "$dir/guest.out" | tail -1 | cut -c1-200 || true)); "
   [ -n "$counters" ] || [ -n "$xtool" ] || why+="no jroce counters; "
   [ -z "$icrc" ] || [ "$icrc" = 0 ] || why+="jroce drop_icrc=$icrc; "
   # every other drop reason must stay 0 too: rxe's packets must all be accepted (on a lossy run as well: loss
