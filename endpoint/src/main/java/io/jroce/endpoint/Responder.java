@@ -456,7 +456,7 @@ final class Responder {
         emitPendingAck();
         ByteBuf b = out.startPacket(qp, op, payload, false, false, psn);
         if (op.hasAeth()) views.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
-        if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(va), payload);
+        if (payload > 0) out.payload(b, r.mr, r.mr.offsetOf(va), payload);
         out.finishPacket(qp, b);
         return true;
     }
