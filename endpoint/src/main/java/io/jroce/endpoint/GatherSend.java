@@ -88,6 +88,14 @@ final class GatherSend {
     /** Each native datagram's recipient address array (Netty's, filled per datagram). */
     private final byte[][] recipientAddr;
     private final IovArray iov = new IovArray();
+    /**
+     * What each native datagram's recipient fields hold (IPv6: the address array, by identity; IPv4: the address),
+     * so that a flush to one peer sets them once per slot, not per datagram.
+     */
+    private final byte[][] slotDst16;
+    private final int[] slotDst4;
+    private final int[] slotPort;
+    private final boolean[] slotSet;
     private final int maxPerCall;
 
     // the datagrams of this flush, in order
@@ -123,7 +131,14 @@ final class GatherSend {
         this.packets = (Object[]) DirectReceive.PACKETS.invokeExact(array);
         this.maxPerCall = Math.min(packets.length, Limits.UIO_MAX_IOV);
         this.recipientAddr = new byte[packets.length][];
-        for (int i = 0; i < packets.length; i++) recipientAddr[i] = (byte[]) RECIPIENT_ADDR.get(packets[i]);
+        for (int i = 0; i < packets.length; i++) {
+            recipientAddr[i] = (byte[]) RECIPIENT_ADDR.get(packets[i]);
+            SEGMENT_SIZE.set(packets[i], 0); // never UDP_SEGMENT
+        }
+        this.slotDst16 = new byte[packets.length][];
+        this.slotDst4 = new int[packets.length];
+        this.slotPort = new int[packets.length];
+        this.slotSet = new boolean[packets.length];
     }
 
     /**
@@ -227,14 +242,23 @@ final class GatherSend {
         Object packet = packets[k];
         MEMORY_ADDRESS.set(packet, iov.memoryAddress(start));
         COUNT.set(packet, iov.count() - start);
-        SEGMENT_SIZE.set(packet, 0);
+        int port = to[d].getPort();
+        byte[] v6 = dst16[d];
+        if (v6 != null ? v6 != slotDst16[k] || port != slotPort[k] : slotDst16[k] != null || dst4[d] != slotDst4[k] || port != slotPort[k]
+                || !slotSet[k]) {
+            recipient(packet, k, d, port); // this native datagram last went elsewhere (or never went)
+        }
+    }
+
+    /** Sets native datagram {@code k}'s recipient to datagram {@code d}'s, and remembers it for the next call. */
+    private void recipient(Object packet, int k, int d, int port) {
         byte[] a = recipientAddr[k];
         byte[] v6 = dst16[d];
+        int scope = 0;
         if (v6 != null) {
             System.arraycopy(v6, 0, a, 0, 16);
             java.net.InetAddress ia = to[d].getAddress();
-            int scope = ia instanceof java.net.Inet6Address i6 ? i6.getScopeId() : 0;
-            RECIPIENT_SCOPE_ID.set(packet, scope);
+            if (ia instanceof java.net.Inet6Address i6) scope = i6.getScopeId();
         } else {
             // IPv4-mapped IPv6, as Netty passes an IPv4 recipient; the native side takes the last four bytes
             for (int i = 0; i < 10; i++) a[i] = 0;
@@ -245,10 +269,14 @@ final class GatherSend {
             a[13] = (byte) (v >>> 16);
             a[14] = (byte) (v >>> 8);
             a[15] = (byte) v;
-            RECIPIENT_SCOPE_ID.set(packet, 0);
         }
+        RECIPIENT_SCOPE_ID.set(packet, scope);
         RECIPIENT_ADDR_LEN.set(packet, 16);
-        RECIPIENT_PORT.set(packet, to[d].getPort());
+        RECIPIENT_PORT.set(packet, port);
+        slotDst16[k] = v6;
+        slotDst4[k] = dst4[d];
+        slotPort[k] = port;
+        slotSet[k] = true;
     }
 
     /** Datagram {@code d} with its pieces copied into its buffer, written to the channel (which may queue it). */

@@ -169,15 +169,6 @@ final class UdpPort {
         this.receiveBufferBytes = receiveBuffer(config.socketBufferBytes);
         // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
         this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
-        DirectSend ds = null;
-        if (epoll && config.filter == null && config.directReceive && DirectReceive.AVAILABLE) {
-            try {
-                ds = new DirectSend((EpollDatagramChannel) channel, counters);
-            } catch (Throwable t) {
-                log.debug("a flush's only datagram leaves through Netty's sendto: {}", t.toString());
-            }
-        }
-        this.directSend = ds;
         GatherSend gs = null;
         if (epoll && config.zeroCopy && config.filter == null && !config.gso && GatherSend.AVAILABLE) {
             try {
@@ -187,6 +178,15 @@ final class UdpPort {
             }
         }
         this.gather = gs;
+        DirectSend ds = null;
+        if (gs == null && epoll && config.filter == null && config.directReceive && DirectReceive.AVAILABLE) {
+            try {
+                ds = new DirectSend((EpollDatagramChannel) channel, counters);
+            } catch (Throwable t) {
+                log.debug("a flush's only datagram leaves through Netty's sendto: {}", t.toString());
+            }
+        }
+        this.directSend = ds;
         if (config.gso && epoll && config.filter == null && EpollDatagramChannel.isSegmentedDatagramPacketSupported()) {
             this.gso = new GsoBatcher(alloc, GsoBatcher.MAX_SEGMENTS, new GsoBatcher.Sink() {
                 @Override
