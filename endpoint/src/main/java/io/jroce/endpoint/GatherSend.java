@@ -26,7 +26,9 @@ import java.net.InetSocketAddress;
  * datagrams queued from an earlier flush, the rest are completed by copying their pieces into their own buffers (the
  * gap left for them), and go to the channel as plain datagrams, which waits for the socket as usual. Until then the
  * datagram holds the region's buffer (its {@code ByteBuf}), so the memory cannot be collected under it.
- * Retransmission reads the region again, as before.
+ * Retransmission reads the region again, as before. The region is read when the datagram is sent, so the shard
+ * sends what holds pieces before it writes registered memory itself ({@link PacketOut#beforeMemoryWrite}): a READ's
+ * responses carry the bytes as they were when it was executed, not as a WRITE behind it left them.
  *
  * <p>The call is Netty's own {@code sendmmsg} (LinuxSocket) with Netty's native datagram objects, reached as in
  * {@link DirectReceive}; their fields are set here from the destination's address bytes, so no address object is
@@ -162,6 +164,11 @@ final class GatherSend {
             pieceLen[p] = len[i];
             piecePos[p] = pos[i];
         }
+    }
+
+    /** Region pieces held: datagrams that read registered memory when they are sent. */
+    int pieces() {
+        return pieces;
     }
 
     /** Whether datagrams are held (tests). */

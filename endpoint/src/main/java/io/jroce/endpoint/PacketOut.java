@@ -20,6 +20,13 @@ interface PacketOut {
      */
     void payload(ByteBuf b, MemoryRegion mr, int offset, int len);
 
+    /**
+     * Registered memory is about to be written by this shard (a request executed, a response placed): datagrams
+     * queued with their payload left in a region are sent (or copied) now, so that they carry the bytes their
+     * ICRC was computed over and a READ's responses the bytes as they were before a later request changed them.
+     */
+    void beforeMemoryWrite();
+
     /** Ends a packet from {@link #startPacket}: zero pad, the ICRC, and the datagram queued for the batch. */
     void finishPacket(QueuePair qp, ByteBuf b);
 

@@ -112,6 +112,11 @@ final class TransmitPath implements PacketOut {
     }
 
     @Override
+    public void beforeMemoryWrite() {
+        if (gather != null && gather.pieces() > 0) gather.flush();
+    }
+
+    @Override
     public void payload(ByteBuf b, MemoryRegion mr, int offset, int len) {
         ByteBuf mem = mr.mem();
         if (b == open && len >= GATHER_MIN && staged < MAX_PIECES && mem.hasMemoryAddress()) {
