@@ -42,7 +42,7 @@ final class TransmitPath implements PacketOut {
     /** The gathering sender, or null (every payload is copied). */
     private final GatherSend gather;
 
-    /** Below this a payload piece is copied: the copy costs less than the two more iovecs the kernel walks. */
+    /** Below this a payload piece is copied (chosen, not measured: a small copy is cheap, two more iovecs are not free). */
     static final int GATHER_MIN = 256;
     /** Region pieces one packet may leave in the regions (more SGEs than this: the rest are copied). */
     static final int MAX_PIECES = 16;
