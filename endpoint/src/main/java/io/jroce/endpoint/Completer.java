@@ -338,6 +338,7 @@ final class Completer {
 
     /** Writes READ payload or an atomic's original value into the WQE's scatter list. */
     boolean scatter(SendWqe w, long off, ByteBuf src, int srcIdx, int len, long atomicValue) {
+        ctx.out().beforeMemoryWrite(); // what is queued to leave from registered memory leaves as it is now
         int r;
         if (src != null) {
             r = CopyData.scatter(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, src, srcIdx, len);

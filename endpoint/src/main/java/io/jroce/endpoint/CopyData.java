@@ -4,7 +4,8 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * The one walk over a work request's scatter/gather list (rdma_rxe rxe_mr.c copy_data): the requester gathers a
- * SEND's or WRITE's payload from it, the completer scatters READ responses into it, the responder scatters a
+ * SEND's or WRITE's payload from it (copied into the packet, or left to be gathered from the regions by the
+ * socket: {@link PacketOut#payload}), the completer scatters READ responses into it, the responder scatters a
  * received SEND into a receive WQE's. A list is a WQE's parallel arrays (region, address, length of each SGE);
  * bounds and access were checked when the WR was posted, so the walk checks only what can change since: that the
  * message fits the list and that each region is still registered.
@@ -20,8 +21,11 @@ final class CopyData {
     private CopyData() {
     }
 
-    /** Copies {@code count} bytes at message offset {@code off} of the list into {@code out} (the caller sized both). */
-    static void gather(MemoryRegion[] mr, long[] addr, int[] len, int numSge, long off, int count, ByteBuf out) {
+    /**
+     * Puts {@code count} bytes at message offset {@code off} of the list into packet {@code b} through {@code tx},
+     * which copies them or leaves them to be gathered from the regions (the caller sized both).
+     */
+    static void gather(MemoryRegion[] mr, long[] addr, int[] len, int numSge, long off, int count, PacketOut tx, ByteBuf b) {
         int i = 0;
         long skip = off;
         while (i < numSge && skip >= len[i]) {
@@ -30,7 +34,7 @@ final class CopyData {
         }
         while (count > 0) {
             int n = (int) Math.min(count, len[i] - skip);
-            out.writeBytes(mr[i].mem(), mr[i].offsetOf(addr[i]) + (int) skip, n);
+            tx.payload(b, mr[i], mr[i].offsetOf(addr[i]) + (int) skip, n);
             count -= n;
             skip = 0;
             i++;

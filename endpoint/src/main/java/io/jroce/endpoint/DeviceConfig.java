@@ -24,6 +24,12 @@ public final class DeviceConfig {
      * channel; the system property {@code jroce.directReceive=false} leaves it to Netty (for comparison).
      */
     boolean directReceive = !"false".equals(System.getProperty("jroce.directReceive"));
+    /**
+     * With epoll, packets leave with their payload gathered from the registered memory ({@link GatherSend}) rather
+     * than copied into the packet buffer; the system property {@code jroce.zeroCopy=false} turns it off (for
+     * comparison).
+     */
+    boolean zeroCopy = !"false".equals(System.getProperty("jroce.zeroCopy"));
     /** How long the warm-up may take (tests shorten it to cut a warm-up short). */
     long warmUpBudgetNanos = Warmup.BUDGET_NANOS;
     Mtu portMtu = Mtu.MTU_1024;
@@ -122,6 +128,14 @@ public final class DeviceConfig {
      * packets at a time and a 1 MiB WRITE flow fell from 0.83 Gbit/s to about 0.01 (docs/reports/performance.md).
      */
     public DeviceConfig gso(boolean v) { gso = v; return this; }
+
+    /**
+     * Gathered send (default on; the system property {@code jroce.zeroCopy=false} turns it off): with epoll and
+     * without a datagram filter or GSO, a packet's payload goes from the registered memory to the socket as a piece
+     * of the datagram ({@code sendmmsg} iovecs) instead of being copied into the packet buffer first. The bytes on
+     * the wire are the same.
+     */
+    public DeviceConfig zeroCopy(boolean v) { zeroCopy = v; return this; }
 
     /**
      * Busy-poll mode for latency (default 0, off): after its last datagram or task the event loop keeps polling

@@ -15,7 +15,8 @@ import java.net.InetSocketAddress;
  * the same {@code sendmmsg} call Netty would, for that one datagram, through Netty's own native array (see
  * {@link DirectReceive} for how its package-private parts are reached). Used only while the channel has nothing
  * queued (so datagrams never pass each other) and is open; a send the socket would block on (its buffer full) goes
- * back to the channel, which waits for the socket to drain as usual. Loop only.
+ * back to the channel, which waits for the socket to drain as usual. Not made while {@link GatherSend} sends every
+ * datagram of a flush. Loop only.
  */
 final class DirectSend {
     private final EpollDatagramChannel channel;

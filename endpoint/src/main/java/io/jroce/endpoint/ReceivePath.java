@@ -231,6 +231,7 @@ final class ReceivePath {
         }
         if (op.isUd()) {
             // UD: no connected peer to check the source against; UdReceiver checks P_Key, Q_Key and state
+            shard.out().beforeMemoryWrite(); // a UD SEND is scattered into registered memory
             udReceiver.receive(rx, ipv6 ? lastSource16 : null, srcAddr, srcPort, ipId, len);
             return;
         }

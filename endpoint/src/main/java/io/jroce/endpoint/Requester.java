@@ -176,7 +176,7 @@ final class Requester {
         int qkey = qp.qpNum() == Device.GSI_QPN ? Device.GSI_QKEY : w.remoteQkey < 0 ? qp.qkey : w.remoteQkey;
         views.deth.wrap(b, op.dethOffset()).write(qkey, qp.qpNum());
         if (imm) views.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
-        gather(w, 0, w.length, b);
+        gather(w, 0, w.length, out, b);
         out.finishUdPacket(qp, b, w.ah);
     }
 
@@ -312,7 +312,7 @@ final class Requester {
         if (op.hasReth()) views.reth.wrap(b, op.rethOffset()).write(w.remoteAddr, w.rkey, w.length);
         if (op.hasImmDt()) views.immDt.wrap(b, op.immDtOffset()).imm(w.immData);
         if (op.hasIeth()) views.ieth.wrap(b, op.iethOffset()).rkey(w.invalidateRkey);
-        gather(w, offset, payload, b);
+        gather(w, offset, payload, out, b);
         out.finishPacket(qp, b);
     }
 
@@ -340,14 +340,14 @@ final class Requester {
         out.finishPacket(qp, b);
     }
 
-    /** Copies {@code len} bytes at message offset {@code off} from the WQE's gather list into {@code out}. */
-    private static void gather(SendWqe w, long off, int len, ByteBuf out) {
+    /** The {@code len} bytes at message offset {@code off} of the WQE's gather list (or inline data) into packet {@code b}. */
+    private static void gather(SendWqe w, long off, int len, PacketOut out, ByteBuf b) {
         if (len == 0) return;
         if (w.inline != null) {
-            out.writeBytes(w.inline, (int) off, len);
+            b.writeBytes(w.inline, (int) off, len);
             return;
         }
-        CopyData.gather(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, len, out);
+        CopyData.gather(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, len, out, b);
     }
 
     /**

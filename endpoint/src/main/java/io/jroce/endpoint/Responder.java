@@ -129,6 +129,7 @@ final class Responder {
         if (p.payloadLength() != mtu || !writeMr.rkeyUsable()) return false;
         long at = (long) Psn.distance(ePsn, psn) * mtu;
         if (at + mtu >= writeRemaining) return false; // not a MIDDLE of this message: its LAST or beyond
+        out.beforeMemoryWrite();
         writeMr.mem().setBytes(writeMr.offsetOf(writeVa + at), p.buffer(), p.payloadOffset(), mtu);
         return true;
     }
@@ -154,6 +155,7 @@ final class Responder {
 
     /** Executes the request with the expected PSN. */
     void execute(RocePacket p, int psn) {
+        if (p.opcode() != Opcode.RC_RDMA_READ_REQUEST) out.beforeMemoryWrite(); // READ responses queued carry the bytes as they are
         // responses leave in PSN order, and a request acts on memory as every earlier one left it: the responses of a
         // READ still streaming (it is answered a bounded number of packets per event-loop pass) go out before a later
         // request is executed or acknowledged, as rdma_rxe answers a READ whole before it takes the next request
@@ -457,7 +459,7 @@ final class Responder {
         emitPendingAck();
         ByteBuf b = out.startPacket(qp, op, payload, false, false, psn);
         if (op.hasAeth()) views.aeth.wrap(b, op.aethOffset()).write(Aeth.ACK_UNLIMITED, msn);
-        if (payload > 0) b.writeBytes(r.mr.mem(), r.mr.offsetOf(va), payload);
+        if (payload > 0) out.payload(b, r.mr, r.mr.offsetOf(va), payload);
         out.finishPacket(qp, b);
         return true;
     }

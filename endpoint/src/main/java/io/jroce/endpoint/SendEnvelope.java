@@ -17,6 +17,8 @@ import java.util.ArrayDeque;
  * last use of the envelope. Releases off the loop (none happen on the data path) let the envelope go to the garbage
  * collector instead.
  *
+ * <p>With {@link GatherSend}, only the datagrams the socket did not take at once go to the channel, in these.
+ *
  * <p>Used only without a datagram filter: a filter sees and may keep, copy or re-send the packets, and gets plain
  * {@link DatagramPacket}s.
  */

@@ -49,6 +49,10 @@ import java.util.concurrent.TimeUnit;
  * keeps deciding per RoCE packet, and off for the rest of the device's life after a super-datagram fails to send
  * (the packets it held are retransmitted as plain datagrams).
  *
+ * <p>Gathered send (on by default; {@link DeviceConfig#zeroCopy}, with epoll, without a datagram filter and
+ * without GSO): every datagram of a flush leaves through {@link GatherSend}, a packet's payload as pieces of the
+ * registered memory it comes from rather than copied into the packet buffer.
+ *
  * <p>UDP GRO (off by default; {@link DeviceConfig#gro}, with epoll): the socket reads with {@code recvmsg} into
  * 64 KiB buffers ({@link GroRecvAllocator}) instead of {@code recvmmsg} into {@link #SLOT}-byte slots; Netty hands
  * each segment of a coalesced datagram to the pipeline as its own datagram, and the receive path's ICRC solve finds
@@ -80,6 +84,11 @@ final class UdpPort {
     private final DeviceCounters counters;
     /** Sends a flush's only datagram without Netty's per-datagram garbage ({@link DirectSend}), or null. */
     private final DirectSend directSend;
+    /**
+     * Sends every datagram with the payload gathered from registered memory ({@link GatherSend}), or null: then
+     * packets go to the channel (or {@link #directSend}) whole.
+     */
+    private final GatherSend gather;
     /** The first datagram since the last flush, held back while it may be the only one (with {@link #directSend}). */
     private ByteBuf held;
     private InetSocketAddress heldTo;
@@ -160,8 +169,17 @@ final class UdpPort {
         this.receiveBufferBytes = receiveBuffer(config.socketBufferBytes);
         // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
         this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
+        GatherSend gs = null;
+        if (epoll && config.zeroCopy && config.filter == null && !config.gso && GatherSend.AVAILABLE) {
+            try {
+                gs = new GatherSend((EpollDatagramChannel) channel, counters, envelopes);
+            } catch (Throwable t) {
+                log.debug("packets leave whole, their payload copied: {}", t.toString());
+            }
+        }
+        this.gather = gs;
         DirectSend ds = null;
-        if (epoll && config.filter == null && config.directReceive && DirectReceive.AVAILABLE) {
+        if (gs == null && epoll && config.filter == null && config.directReceive && DirectReceive.AVAILABLE) {
             try {
                 ds = new DirectSend((EpollDatagramChannel) channel, counters);
             } catch (Throwable t) {
@@ -229,6 +247,11 @@ final class UdpPort {
         return gso;
     }
 
+    /** The gathering sender, or null (packets are written whole through {@link #write}). */
+    GatherSend gather() {
+        return gather;
+    }
+
     /** Queues one datagram for the next flush, or into the open GSO run when {@code batched}. */
     void write(ByteBuf b, InetSocketAddress to, boolean batched) {
         if (batched && gso != null) {
@@ -293,6 +316,7 @@ final class UdpPort {
 
     /** Puts what the cycle queued on the wire: the open GSO run, then one {@code sendmmsg}. */
     void flush() {
+        if (gather != null) gather.flush(); // before the channel's flush: what the socket did not take is queued there
         if (gso != null) gso.emit();
         if (held != null) {
             ByteBuf b = held;
@@ -337,6 +361,13 @@ final class UdpPort {
             }
         }
         agent.await(channel.close(), TimeUnit.SECONDS.toNanos(10));
+        if (gather != null) {
+            try {
+                agent.execute(gather::close);
+            } catch (RuntimeException e) {
+                log.debug("releasing the gathering sender: {}", e.toString());
+            }
+        }
         if (directSend != null) {
             try {
                 agent.execute(() -> {

@@ -80,10 +80,14 @@
  * ACKs and one flush, and is the {@code EngineContext} its QPs' engines see.</li>
  * <li>{@code UdpPort}: the socket, its options, batched receive and send, GSO/GRO, the flush (rxe_net.c).</li>
  * <li>{@code ReceivePath}: the checks and the dispatch of every datagram read (rxe_recv.c).</li>
- * <li>{@code TransmitPath}: packets started at their final size, ICRC-stamped, counted, queued (rxe_net.c, rxe_icrc.c).</li>
+ * <li>{@code TransmitPath}: packets started at their final size, their payload copied or left in the region to be
+ * gathered, ICRC-stamped, counted, queued (rxe_net.c, rxe_icrc.c).</li>
+ * <li>{@code GatherSend}: a flush's datagrams as iovecs in {@code sendmmsg}, the payload read from registered
+ * memory; what the socket does not take at once is completed by a copy and queued on the channel.</li>
  * <li>{@code PacketOut}: the transmit path as the engines see it; {@code HeaderViews}: the flyweights they write with.</li>
  * <li>{@code EngineContext}: what an engine sees of its shard: the transmit path, clock, timers, counters, keys, flow.</li>
- * <li>{@code CopyData}: the one walk over a scatter/gather list, gather and scatter (rxe_mr.c copy_data).</li>
+ * <li>{@code CopyData}: the one walk over a scatter/gather list, gather (into a packet, or as region pieces) and
+ * scatter (rxe_mr.c copy_data).</li>
  * <li>{@code QpTable}: the QPs a shard owns, by number.</li>
  * <li>{@code ShardSteering}: the classic BPF program on the shards' reuseport group that has the kernel deliver each
  *     datagram to the socket of its QP's shard.</li>

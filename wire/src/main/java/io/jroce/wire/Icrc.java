@@ -1,6 +1,7 @@
 package io.jroce.wire;
 
 import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 
 /**
@@ -40,6 +41,13 @@ import java.util.zip.CRC32;
  * </ul>
  * rxe always sets DF (testdata/rxe) and so does jroce, so a peer known to set DF is better checked
  * with {@code tryDfClear = false}.
+ *
+ * <p><b>A packet in pieces.</b> A sender that gathers a packet from several buffers (headers in one, the payload
+ * from the registered memory it is sent from, pad and ICRC in another) computes the same value without joining
+ * them: {@link #beginIpv4} or {@link #beginIpv6} takes the pseudo-header and the BTH, {@link #update(ByteBuf, int,
+ * int)} and {@link #update(ByteBuffer)} continue over the bytes that follow the BTH, in order, up to (not
+ * including) the ICRC, and {@link #value()} gives the result. CRC-32 is a running state, so the pieces can be cut
+ * anywhere.
  *
  * <p>Not thread-safe: holds a {@link CRC32} and scratch arrays. Use one instance per thread.
  */
@@ -141,6 +149,53 @@ public final class Icrc {
     public void writeIpv6(byte[] src16, byte[] dst16, int srcPort, int dstPort, ByteBuf buf, int off, int len) {
         int icrc = computeIpv6(src16, dst16, srcPort, dstPort, buf, off, len);
         buf.setIntLE(off + len - RoceV2.ICRC_LENGTH, icrc);
+    }
+
+    /**
+     * Starts the ICRC of an IPv4 packet given in pieces (class comment): the pseudo-header for these addresses,
+     * ports, ID and flags and a UDP payload of {@code len} bytes (BTH to ICRC inclusive), and the masked BTH read at
+     * {@code bthOff} of {@code head}. The {@code len - 16} bytes between the BTH and the ICRC follow through
+     * {@link #update}; {@link #value()} ends it.
+     *
+     * @throws IllegalArgumentException if len is below 16 or too large for IPv4
+     * @throws IndexOutOfBoundsException if the BTH is not inside head
+     */
+    public void beginIpv4(int srcAddr, int dstAddr, int ipId, int ipFlagsFragment, int srcPort, int dstPort, int len,
+                          ByteBuf head, int bthOff) {
+        checkLength(len, IcrcIdSolver.MAX_IPV4_UDP_PAYLOAD);
+        checkSlice(head, bthOff, BthView.LENGTH);
+        startIpv4(srcAddr, dstAddr, ipId, ipFlagsFragment, srcPort, dstPort, len, head, bthOff);
+    }
+
+    /** As {@link #beginIpv4}, for a packet carried in IPv6 between the 16-byte addresses. */
+    public void beginIpv6(byte[] src16, byte[] dst16, int srcPort, int dstPort, int len, ByteBuf head, int bthOff) {
+        if (src16.length != 16 || dst16.length != 16) {
+            throw new IllegalArgumentException("IPv6 addresses are 16 bytes");
+        }
+        checkLength(len, MAX_IPV6_UDP_PAYLOAD);
+        checkSlice(head, bthOff, BthView.LENGTH);
+        System.arraycopy(src16, 0, v6, V6_IP + 8, 16);
+        System.arraycopy(dst16, 0, v6, V6_IP + 24, 16);
+        startIpv6(srcPort, dstPort, len, head, bthOff);
+    }
+
+    /** Continues the ICRC begun by {@link #beginIpv4} or {@link #beginIpv6} over buf[index, index+length). */
+    public void update(ByteBuf buf, int index, int length) {
+        checkSlice(buf, index, length);
+        updateFrom(buf, index, length);
+    }
+
+    /**
+     * Continues the ICRC over the bytes from {@code bytes}' position to its limit, which it consumes (the position
+     * ends at the limit). A view of one's own, not shared with another thread, as its position moves.
+     */
+    public void update(ByteBuffer bytes) {
+        crc.update(bytes);
+    }
+
+    /** The ICRC of the pieces fed since the last begin, as {@code (int) CRC32.getValue()}. */
+    public int value() {
+        return (int) crc.getValue();
     }
 
     /** The ICRC stored in the last 4 bytes of the UDP payload [off, off+len), read least significant byte first. */
@@ -277,6 +332,14 @@ public final class Icrc {
 
     private int crcIpv4(int srcAddr, int dstAddr, int ipId, int ipFlagsFragment, int srcPort, int dstPort,
                         ByteBuf buf, int off, int len) {
+        startIpv4(srcAddr, dstAddr, ipId, ipFlagsFragment, srcPort, dstPort, len, buf, off);
+        updateFrom(buf, off + BthView.LENGTH, len - MIN_UDP_PAYLOAD);
+        return (int) crc.getValue();
+    }
+
+    /** The pseudo-header and the masked BTH (at {@code bthOff} of {@code head}) of a {@code len}-byte UDP payload. */
+    private void startIpv4(int srcAddr, int dstAddr, int ipId, int ipFlagsFragment, int srcPort, int dstPort, int len,
+                           ByteBuf head, int bthOff) {
         byte[] p = v4;
         putShort(p, V4_IP + 2, IPV4_HEADER + UDP_HEADER + len);
         putShort(p, V4_IP + 4, ipId);
@@ -286,27 +349,30 @@ public final class Icrc {
         putShort(p, V4_UDP, srcPort);
         putShort(p, V4_UDP + 2, dstPort);
         putShort(p, V4_UDP + 4, UDP_HEADER + len);
-        buf.getBytes(off, p, V4_BTH, BthView.LENGTH);
+        head.getBytes(bthOff, p, V4_BTH, BthView.LENGTH);
         p[V4_BTH + BTH_BYTE4] = (byte) 0xFF;
         crc.reset();
         crc.update(p, 0, V4_LENGTH);
+    }
+
+    /** Expects the addresses already in {@link #v6}. */
+    private int crcIpv6(int srcPort, int dstPort, ByteBuf buf, int off, int len) {
+        startIpv6(srcPort, dstPort, len, buf, off);
         updateFrom(buf, off + BthView.LENGTH, len - MIN_UDP_PAYLOAD);
         return (int) crc.getValue();
     }
 
     /** Expects the addresses already in {@link #v6}. */
-    private int crcIpv6(int srcPort, int dstPort, ByteBuf buf, int off, int len) {
+    private void startIpv6(int srcPort, int dstPort, int len, ByteBuf head, int bthOff) {
         byte[] p = v6;
         putShort(p, V6_IP + 4, UDP_HEADER + len);
         putShort(p, V6_UDP, srcPort);
         putShort(p, V6_UDP + 2, dstPort);
         putShort(p, V6_UDP + 4, UDP_HEADER + len);
-        buf.getBytes(off, p, V6_BTH, BthView.LENGTH);
+        head.getBytes(bthOff, p, V6_BTH, BthView.LENGTH);
         p[V6_BTH + BTH_BYTE4] = (byte) 0xFF;
         crc.reset();
         crc.update(p, 0, V6_LENGTH);
-        updateFrom(buf, off + BthView.LENGTH, len - MIN_UDP_PAYLOAD);
-        return (int) crc.getValue();
     }
 
     /** Feeds buf[index, index+length) to the CRC without copying where the buffer allows it. */
@@ -358,6 +424,18 @@ public final class Icrc {
             throw new IllegalArgumentException("UDP payload length " + len + " outside " + MIN_UDP_PAYLOAD + ".." + maxLen);
         }
         if (off < 0 || len > buf.capacity() - off) {
+            throw new IndexOutOfBoundsException("slice " + off + "+" + len + " outside buffer of capacity " + buf.capacity());
+        }
+    }
+
+    private static void checkLength(int len, int maxLen) {
+        if (len < MIN_UDP_PAYLOAD || len > maxLen) {
+            throw new IllegalArgumentException("UDP payload length " + len + " outside " + MIN_UDP_PAYLOAD + ".." + maxLen);
+        }
+    }
+
+    private static void checkSlice(ByteBuf buf, int off, int len) {
+        if (off < 0 || len < 0 || len > buf.capacity() - off) {
             throw new IndexOutOfBoundsException("slice " + off + "+" + len + " outside buffer of capacity " + buf.capacity());
         }
     }
