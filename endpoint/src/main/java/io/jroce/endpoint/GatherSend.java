@@ -188,7 +188,13 @@ final class GatherSend {
             if (queued != null && queued.isEmpty()) done = sendDirect();
         }
         for (int d = done; d < count; d++) toChannel(d);
+        forget(false);
+    }
+
+    /** Drops what is held ({@code release}: the datagrams' buffers too), so nothing names a region any more. */
+    private void forget(boolean release) {
         for (int d = 0; d < count; d++) {
+            if (release) buf[d].release();
             buf[d] = null;
             to[d] = null;
             dst16[d] = null;
@@ -301,15 +307,7 @@ final class GatherSend {
     void close() {
         if (closed) return;
         closed = true;
-        for (int d = 0; d < count; d++) {
-            buf[d].release();
-            buf[d] = null;
-            to[d] = null;
-            dst16[d] = null;
-        }
-        for (int p = 0; p < pieces; p++) pieceMem[p] = null;
-        count = 0;
-        pieces = 0;
+        forget(true);
         iov.release();
         try {
             DirectReceive.RELEASE.invokeExact(array);
