@@ -20,6 +20,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code jroce exec [--bind ADDR] [--lib DIR] [--] PROGRAM ARGS...}: runs an unmodified verbs program with jroce's
@@ -83,14 +86,54 @@ public final class ExecCommand implements Callable<Integer> {
         String old = env.get("LD_LIBRARY_PATH");
         env.put("LD_LIBRARY_PATH", dir + (old == null || old.isEmpty() ? "" : ":" + old));
         env.put("JROCE_ADDR", address);
-        Process p;
+        // jroce stopped by a signal (kill, a supervisor's SIGTERM) takes the program with it: left running, it would keep
+        // the device's UDP port. A terminal's Ctrl-C reaches the program itself; it gets a moment to end on its own. The
+        // hook is in place before the program starts, so a signal that comes right after the start is not missed.
+        // The program can run (and a signal come) before start() returns here: the hook waits for it to return.
+        AtomicReference<Process> running = new AtomicReference<>();
+        CountDownLatch started = new CountDownLatch(1);
+        Thread stop = new Thread(() -> {
+            try {
+                if (!started.await(STOP_TERM_MS, TimeUnit.MILLISECONDS)) return;
+            } catch (InterruptedException e) {
+                return;
+            }
+            Process q = running.get();
+            if (q != null) stopProgram(q);
+        }, "jroce-exec-stop");
+        Runtime.getRuntime().addShutdownHook(stop);
         try {
-            p = pb.start();
-        } catch (IOException e) {
-            throw usage("cannot run '" + command.get(0) + "': " + e.getMessage());
+            try {
+                running.set(pb.start());
+            } catch (IOException e) {
+                throw usage("cannot run '" + command.get(0) + "': " + e.getMessage());
+            } finally {
+                started.countDown(); // with running still null when start() failed
+            }
+            return running.get().waitFor();
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(stop);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs (or ran) already
+            }
         }
-        return p.waitFor();
     }
+
+    /** Ends the program if it still runs: a grace period, then SIGTERM, then SIGKILL. */
+    static void stopProgram(Process p) {
+        try {
+            if (p.waitFor(STOP_GRACE_MS, TimeUnit.MILLISECONDS)) return;
+            p.destroy();
+            if (p.waitFor(STOP_TERM_MS, TimeUnit.MILLISECONDS)) return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        p.destroyForcibly();
+    }
+
+    /** How long a program whose jroce was stopped may take to end by itself, then after SIGTERM. */
+    static final long STOP_GRACE_MS = 1000, STOP_TERM_MS = 5000;
 
     /** The device's address as the library reads it: a literal without brackets or zone. */
     private String address() {

@@ -37,6 +37,42 @@ class ExecCommandTest {
         assertEquals("127.0.0.1|" + lib.toAbsolutePath() + "|-d", Files.readString(out));
     }
 
+    /** jroce stopped by SIGTERM ends the program it runs (left behind, it would hold the device's UDP port). */
+    @Test
+    void theProgramEndsWhenJroceIsStopped() throws Exception {
+        Path lib = layout();
+        Path pidFile = tmp.resolve("pid");
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        java.nio.file.WatchService watch = tmp.getFileSystem().newWatchService();
+        tmp.register(watch, java.nio.file.StandardWatchEventKinds.ENTRY_CREATE);
+        Process jroce = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), "io.jroce.cli.Main", "exec",
+                "--bind", "127.0.0.1", "--lib", lib.toString(), "sh", "-c", "echo $$ > " + pidFile + ".tmp && mv " + pidFile
+                + ".tmp " + pidFile + " && exec sleep 120").redirectErrorStream(true).redirectOutput(tmp.resolve("out").toFile()).start();
+        try {
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (!Files.exists(pidFile)) { // the program writes it by rename: one creation event when it is whole
+                assertTrue(jroce.isAlive() && System.nanoTime() < deadline, "the program did not start: " + Files.readString(tmp.resolve("out")));
+                java.nio.file.WatchKey key = watch.poll(1, java.util.concurrent.TimeUnit.SECONDS);
+                if (key != null) {
+                    key.pollEvents();
+                    key.reset();
+                }
+            }
+            ProcessHandle program = ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim())).orElseThrow();
+            jroce.destroy(); // SIGTERM to jroce only, as kill PID does
+            try {
+                program.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("the program still runs 30 s after jroce was stopped: " + program.info() + "; jroce "
+                        + (jroce.isAlive() ? "runs" : "exited " + jroce.exitValue()) + ": " + Files.readString(tmp.resolve("out")), e);
+            }
+            assertTrue(jroce.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "jroce ended");
+        } finally {
+            jroce.destroyForcibly();
+            watch.close();
+        }
+    }
+
     @Test
     void doubleDashBeforeTheProgramIsAccepted() throws Exception {
         Path lib = layout();
