@@ -188,7 +188,7 @@ run_case() {
   # (the guest's address of the IP version under test: rdma_cm has no TCP exchange, it resolves that address)
   local jhost=${GIP[A]} chost=${GIP[A]}
   [ "$FAM" = 4 ] || chost=${GIP6[A]}
-  if [[ $jargs == *@HOST@* ]]; then jargs=${jargs//@HOST@/$chost}; jhost=; fi
+  if [[ $jargs == *@HOST@* ]]; then jargs=${jargs//@HOST@/$chost}; xtool=${xtool//@HOST@/$chost}; jhost=; fi
   if [ "$role" = guest-server ]; then
     jid=$(gx -b A "$gcmd")
     set +e
