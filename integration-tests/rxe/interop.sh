@@ -453,7 +453,7 @@ perf() { # tool jroce-test mtu size iters [extra: options both sides take, "-A T
   run_case "$tag-m$m-s$s-jroce-server" jroce-server "$tool $PT -m $m $sz -n $n $extra" "perf $jt $lat -m $m $jsz -n $n $extra"
 }
 
-log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $IPV6_ONLY = 1 ] && echo IPv6; } || { [ $CM_ONLY = 1 ] && echo CM; } || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
+log "interop: jroce $(basename "$JAR") vs rdma_rxe ($(gx -t 60 A 'uname -r' 2>/dev/null | tr -d '\r')), $([ $LOSS_ONLY = 1 ] && echo loss || { [ $IPV6_ONLY = 1 ] && echo IPv6; } || { [ $CM_ONLY = 1 ] && echo CM; } || { [ $VERBS_ONLY = 1 ] && echo "verbs libraries"; } || { [ $FULL = 1 ] && echo full || echo smoke; }) matrix, logs in $OUT"
 rping_case() { # size: rdma-core's rping with -V -C 10, both roles
   run_case "rping-S$1-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S $1" "rping -c -a @HOST@ -V -C 10 -S $1"
   run_case "rping-S$1-jroce-server" jroce-server "rping -c -V -C 10 -S $1 -a" "rping -s -d -V -S $1"
