@@ -570,7 +570,9 @@ verbs_cases() {
   for t in send write read; do verbs_perf "ib_${t}_lat" 2 100; done
   verbs_perf ib_atomic_lat 8 100 "-A CMP_AND_SWAP"
   for t in send write read; do verbs_perf "ib_${t}_bw" 65536 20 -R; done
-  verbs_perf ib_write_lat 2 100 -R
+  verbs_perf ib_atomic_bw 8 20 "-A FETCH_AND_ADD -R"
+  for t in send write read; do verbs_perf "ib_${t}_lat" 2 100 -R; done
+  verbs_perf ib_atomic_lat 8 100 "-A CMP_AND_SWAP -R"
   run_case "verbs-rping-S64-guest-server" guest-server "rping -s -a ${GIP[A]} -V -C 10 -S 64" "exec:rping -c -a @HOST@ -V -C 10 -S 64"
   run_case "verbs-rping-S64-jroce-server" jroce-server "rping -c -V -C 10 -S 64 -a" "exec:rping -s -d -V -S 64"
   run_case "verbs-ucmatose-c4-guest-server" guest-server "ucmatose -c 4 -b ${GIP[A]}" "exec:ucmatose -c 4 -s @HOST@"
