@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +35,9 @@ public final class BadPeers {
                 s.connect(new InetSocketAddress(host, port), 1000);
                 s.setSoTimeout(20_000);
                 return s;
-            } catch (SocketException e) { // ConnectException (refused) or a reset before the connection was ours
+            } catch (SocketException | SocketTimeoutException e) {
+                // refused (not listening yet), a reset before the connection was ours, or a connect that timed out
+                // (a full backlog, or this JVM stalled for a second on a loaded machine)
                 s.close();
                 if (System.nanoTime() > deadline) throw e;
                 Thread.onSpinWait();

@@ -58,12 +58,22 @@ class PingpongCommandTest {
         }
     }
 
+    /**
+     * Runs each task on a thread of its own: on two cores the common pool has one worker, and a server queued
+     * behind another test's blocked task would start too late for its client.
+     */
+    static final java.util.concurrent.Executor OWN_THREAD = task -> {
+        Thread t = new Thread(task, "test-server");
+        t.setDaemon(true);
+        t.start();
+    };
+
     /** Runs a server in a thread and a client in this one. */
     static Cli.Result[] pair(List<String> server, List<String> client) throws Exception {
         List<String> args = new ArrayList<>(server);
         // a server whose client failed must not outlive the test, holding its address for the tests after it
         if (List.of("perf", "pingpong").contains(args.get(0)) && !args.contains("--timeout")) args.addAll(List.of("--timeout", "60"));
-        CompletableFuture<Cli.Result> s = CompletableFuture.supplyAsync(() -> Cli.run(args.toArray(String[]::new)));
+        CompletableFuture<Cli.Result> s = CompletableFuture.supplyAsync(() -> Cli.run(args.toArray(String[]::new)), OWN_THREAD);
         Cli.Result c = Cli.run(client.toArray(String[]::new));
         Cli.Result sr = s.get(60, TimeUnit.SECONDS);
         return new Cli.Result[] {sr, c};

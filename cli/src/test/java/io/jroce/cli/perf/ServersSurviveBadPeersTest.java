@@ -2,9 +2,11 @@ package io.jroce.cli.perf;
 
 import io.jroce.cli.BadPeers;
 import io.jroce.cli.Cli;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.net.Socket;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -21,8 +23,22 @@ class ServersSurviveBadPeersTest {
     private static final AtomicInteger PORT = new AtomicInteger(28660);
     private static final String SERVER = "127.0.1.1";
 
-    private static CompletableFuture<Cli.Result> server(String... args) {
-        return CompletableFuture.supplyAsync(() -> Cli.run(args));
+    /** The servers this test started: each ends by its own --timeout at the latest. */
+    private final List<CompletableFuture<Cli.Result>> started = new ArrayList<>();
+
+    private CompletableFuture<Cli.Result> server(String... args) {
+        CompletableFuture<Cli.Result> f = CompletableFuture.supplyAsync(() -> Cli.run(args), PingpongCommandTest.OWN_THREAD);
+        started.add(f);
+        return f;
+    }
+
+    /**
+     * A test that failed before it awaited its server leaves that server running, holding UDP 4791 on the
+     * address every test here shares: the next test's server would fail to open its device. Each waits here.
+     */
+    @AfterEach
+    void serversEnded() throws Exception {
+        for (CompletableFuture<Cli.Result> f : started) f.get(60, TimeUnit.SECONDS);
     }
 
     private static Cli.Result await(CompletableFuture<Cli.Result> f) throws Exception {
