@@ -61,7 +61,7 @@ struct rc_java {
 	jclass cls;
 	jmethodID create_channel, destroy_channel, create_id, destroy_id, bind, listen, resolve_addr, resolve_route,
 		use_qp, connect, accept, reject, disconnect, address, get_event, adopt_id, own_qp, init_qp_attr,
-		establish, comm_established, set_option;
+		establish, comm_established, set_option, at_exit;
 };
 extern struct rc_java rc_java;
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,6 +43,24 @@ static void JNICALL channel_event(JNIEnv *env, jclass cls, jlong cookie)
 	}
 }
 
+/*
+ * At the program's exit: the ids it left open are ended as the kernel ends them when a process exits with its
+ * rdma_cm file open (ucma_close, rdma_destroy_id, cm.c cm_destroy_id): a connection gets its DREQ, a request its
+ * REJ, so the peer hears of it at once instead of waiting out its DREQ's retries. perftest's ib_atomic_lat server
+ * returns from main with its connections up; its client waits in rdma_get_cm_event for their DISCONNECTED.
+ */
+static void at_exit(void)
+{
+	if (__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE) != 1 || rc_java.at_exit == NULL)
+		return;
+	int err = 0;
+	JNIEnv *env = jroce_verbs_env(&err);
+	if (env == NULL)
+		return;
+	(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.at_exit);
+	rc_exception(env, "ending the connections at exit");
+}
+
 static int look_up(JNIEnv *env)
 {
 	jclass c = (*env)->FindClass(env, "io/jroce/verbs/NativeCm");
@@ -73,6 +92,7 @@ static int look_up(JNIEnv *env)
 		{ &rc_java.establish, "establish", "(I)V" },
 		{ &rc_java.comm_established, "commEstablished", "(I)I" },
 		{ &rc_java.set_option, "setOption", "(III)V" },
+		{ &rc_java.at_exit, "atExit", "()V" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		*all[i].m = (*env)->GetStaticMethodID(env, rc_java.cls, all[i].name, all[i].sig);
@@ -106,6 +126,8 @@ JNIEnv *rc_env(void)
 	if (looked_up == 0) {
 		int e = look_up(env);
 		__atomic_store_n(&looked_up, e == 0 ? 1 : -e, __ATOMIC_RELEASE);
+		if (e == 0 && atexit(at_exit) != 0)
+			jv_debug("atexit: no room; connections left open at exit are not ended");
 	}
 	int state = looked_up;
 	pthread_mutex_unlock(&lookup_lock);

@@ -73,6 +73,15 @@ public final class NativeVerbs {
     /** Bound by the library (RegisterNatives): queues an asynchronous event for the program's contexts. */
     private static native void asyncEvent(int type, long cookie);
 
+    /** At the program's exit, after its connections were ended: the device sends what it holds and closes. */
+    static void closeAtExit() {
+        Device d;
+        synchronized (NativeVerbs.class) {
+            d = device;
+        }
+        if (d != null) d.close();
+    }
+
     static Device device() {
         Device d = device;
         if (d == null) throw new IllegalStateException("the jroce device is not open");
