@@ -7,13 +7,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Debian's unmodified ib_write_bw with {@code -R} (its connections, the exchange's and the test QP's, made by the
  * RDMA connection manager) through this module's libraries: both sides through them, and against
  * {@code jroce perf write -R} in both roles. Each side must end successfully and print its result line for the
  * size and iteration count asked; and a client whose second connection is rejected fails as perftest fails, without
- * a crash. Devices on hosts 9 ... 14, 37 and 38 of {@link Tools#net}; {@code -p} is an rdma_cm port (no TCP).
+ * a crash. Devices on hosts 9 ... 14, 37, 38 and 41 ... 54 of {@link Tools#net}; {@code -p} is an rdma_cm port (no TCP).
  */
 class PerftestCmToolsTest {
     private static final String PORT = "" + Tools.cmPort(46310);
@@ -27,6 +29,38 @@ class PerftestCmToolsTest {
         CmToolPair.Outputs o = CmToolPair.run(tool(server, PORT), CmToolPair.LIBRARY_LISTENING + PORT,
                 tool(Tools.addr(10), PORT, server));
         check(o);
+    }
+
+    /**
+     * Every other perftest program with {@code -R}, both sides through the libraries (hosts 41 ... 54): each client
+     * prints its result row for the size and iterations asked, and both sides exit 0. {@code ib_atomic_lat}'s server
+     * returns from main with its connections up; its client waits for their DISCONNECTED, which it gets because the
+     * library ends a program's open ids at its exit as the kernel does.
+     */
+    @ParameterizedTest
+    @CsvSource({
+        "ib_send_bw, 65536, 41",
+        "ib_read_bw, 65536, 43",
+        "ib_atomic_bw, 8, 45",
+        "ib_send_lat, 2, 47",
+        "ib_write_lat, 2, 49",
+        "ib_read_lat, 2, 51",
+        "ib_atomic_lat, 8, 53",
+    })
+    void everyProgramBothSidesThroughTheLibrary(String program, int size, int host) throws Exception {
+        String server = Tools.addr(host);
+        String iters = "200";
+        List<String> common = new ArrayList<>(List.of(Tools.tool(program, "perftest"), "-d", "jroce0", "-x", "1", "-F", "-R",
+                "-n", iters, "-p", PORT));
+        if (!program.startsWith("ib_atomic")) common.addAll(List.of("-s", "" + size));
+        List<String> client = new ArrayList<>(common);
+        client.add(server);
+        CmToolPair.Outputs o = CmToolPair.runPerftestCm(new CmToolPair.Side(server, common), CmToolPair.LIBRARY_LISTENING + PORT,
+                new CmToolPair.Side(Tools.addr(host + 1), client));
+        assertEquals(0, o.clientExit(), o.both());
+        assertEquals(0, o.serverExit(), o.both());
+        assertTrue(Pattern.compile("(?m)^\\s*" + size + "\\s+" + iters + "\\s+\\d").matcher(o.client()).find(), o.both());
+        assertTrue(o.client().contains("rdma_cm QPs\t : ON"), o.both());
     }
 
     @Test
