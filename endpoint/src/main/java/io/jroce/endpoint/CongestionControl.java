@@ -12,7 +12,12 @@ package io.jroce.endpoint;
  * <li>loss: a new loss recovery (SACK, sequence NAK) halves the window once per round trip when the last round trip
  *     was above the target too, that is when a queue says the loss was congestion; random loss on a link with no
  *     queue (what jroce runs over) is repaired by selective repeat and not taken for congestion (IRN, like DCQCN and
- *     TIMELY, does not cut on loss; Swift does). A timeout resets the window to the minimum;</li>
+ *     TIMELY, does not cut on loss; Swift does). But the delay rule is only as good as the smallest round trip a QP
+ *     has seen: a QP whose first samples came behind a standing queue or a stalled host never sees its target
+ *     reached, and its own window then keeps the queue standing. So a loss rate far above random loss,
+ *     {@link #HEAVY_LOSS} of what a round trip moved resent (averaged over round trips), halves the window once per
+ *     round trip whatever the delay says; the queue it kept drains and the QP measures the path again;</li>
+ * <li>a timeout resets the window to the minimum;</li>
  * <li>CNP (DCQCN reaction point, Zhu et al. SIGCOMM 2015, with NVIDIA's defaults): {@code alpha = (1-g)·alpha + g},
  *     the window is cut by {@code alpha/2}, at most once per {@link #CNP_MIN_GAP_NANOS}; alpha decays by (1-g) per
  *     {@link #ALPHA_PERIOD_NANOS} without a CNP, computed lazily on the next CNP instead of by a timer.</li>
@@ -41,6 +46,15 @@ final class CongestionControl implements CongestionWindow {
     static final double G = 5.0 / 1024;
     static final long ALPHA_PERIOD_NANOS = 55_000;
     static final long CNP_MIN_GAP_NANOS = 50_000;
+    /**
+     * The share of a round trip's packets resent (an average over round trips) above which loss is congestion whatever
+     * the delay says: far above the 1-5 % of random loss that selective repeat repairs without a cut.
+     */
+    static final double HEAVY_LOSS = 0.25;
+    /** The weight of the newest round trip in that average. */
+    static final double LOSS_GAIN = 1.0 / 8;
+    /** The round trip the resent share is measured over while the QP has no round-trip sample. */
+    static final long UNSAMPLED_ROUND_NANOS = 1_000_000;
 
     private final int ceiling;
     double window = INITIAL_WINDOW;
@@ -63,6 +77,11 @@ final class CongestionControl implements CongestionWindow {
     private long delivered;
     private double maxRatePerNano;
     long decreases;
+    // the resent share, over round trips
+    private long lossStart;
+    private long lossAcked;
+    private long lossResent;
+    double lossRate;
 
     CongestionControl(int ceiling) {
         this.ceiling = ceiling;
@@ -91,6 +110,8 @@ final class CongestionControl implements CongestionWindow {
             window += (double) packets / window;
             if (window > ceiling) window = ceiling;
         }
+        lossAcked += packets;
+        lossRound(now, srtt);
         if (rateStart == 0) {
             rateStart = now; // the interval starts with this acknowledgement, so its packets are not in it
             return;
@@ -141,6 +162,32 @@ final class CongestionControl implements CongestionWindow {
     @Override
     public void onLoss(long now, long srtt) {
         if (!belowTarget && now - lastDecrease >= Math.max(srtt, 1)) decrease(window * (1 - MAX_DECREASE), now);
+    }
+
+    @Override
+    public void onResent(long now, long srtt) {
+        lossResent++;
+        lossRound(now, srtt);
+    }
+
+    /**
+     * At the end of each round trip: the resent share into its average, and a cut when that is heavy. Without a
+     * round-trip sample yet (a QP whose every acknowledgement so far covered a resent packet gets none: Karn's rule)
+     * a round is {@link #UNSAMPLED_ROUND_NANOS}.
+     */
+    private void lossRound(long now, long srtt) {
+        if (srtt <= 0) srtt = UNSAMPLED_ROUND_NANOS;
+        if (lossStart == 0) {
+            lossStart = now;
+            return;
+        }
+        if (now - lossStart < srtt) return;
+        long moved = lossAcked + lossResent;
+        if (moved > 0) lossRate += LOSS_GAIN * ((double) lossResent / moved - lossRate);
+        lossStart = now;
+        lossAcked = 0;
+        lossResent = 0;
+        if (lossRate > HEAVY_LOSS && now - lastDecrease >= srtt) decrease(window * (1 - MAX_DECREASE), now);
     }
 
     /** The local ACK timer expired. */

@@ -20,6 +20,9 @@ interface CongestionWindow {
     /** A new loss recovery started (SACK, sequence NAK). */
     void onLoss(long now, long srtt);
 
+    /** One packet was sent again (selective repeat); {@code srtt} is the smoothed round trip. */
+    void onResent(long now, long srtt);
+
     /** The local ACK timer expired. */
     void onTimeout(long now);
 
@@ -35,6 +38,7 @@ interface CongestionWindow {
         @Override public void onAcked(int packets, long now, long srtt) { }
         @Override public void onRtt(long rtt, long now) { }
         @Override public void onLoss(long now, long srtt) { }
+        @Override public void onResent(long now, long srtt) { }
         @Override public void onTimeout(long now) { }
         @Override public void onCnp(long now) { }
         @Override public void report(QpCounters c) { }

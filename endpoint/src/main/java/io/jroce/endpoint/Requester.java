@@ -22,6 +22,7 @@ final class Requester {
     private final PacketOut out;
     private final HeaderViews views;
     private final FlowBudget flow;
+    private final Clock clock;
     /** Index of the next WQE to (re)transmit. */
     long sqNext;
     /** PSN for the next new WQE. */
@@ -42,6 +43,7 @@ final class Requester {
         this.out = ctx.out();
         this.views = out.views();
         this.flow = ctx.flow();
+        this.clock = ctx.clock();
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -358,6 +360,13 @@ final class Requester {
      * {@code afterTimeout}, what was resent already and not found lost again. Returns the PSN to look at next:
      * {@code psn + 1}, or the PSN after the READ/atomic's range.
      */
+    /** Counts a packet sent again and tells the congestion window. */
+    private void resent() {
+        qp.counters.selectiveRetransmits++;
+        Completer c = qp.completer;
+        c.congestionWindow().onResent(clock.nanoTime(), c.srttNanos);
+    }
+
     int resendOne(int psn, SackScoreboard sacked, boolean afterTimeout) {
         for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
             SendWqe w = qp.sq.slot(i);
@@ -375,7 +384,7 @@ final class Requester {
                     }
                     if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
                     else sendAtomic(w);
-                    qp.counters.selectiveRetransmits++;
+                    resent();
                 }
                 return Psn.next(w.lastPsn);
             }
@@ -387,7 +396,7 @@ final class Requester {
                     sacked.setResent(psn, true);
                     sacked.resending(psn);
                 }
-                qp.counters.selectiveRetransmits++;
+                resent();
             }
             return Psn.next(psn);
         }

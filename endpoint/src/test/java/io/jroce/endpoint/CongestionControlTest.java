@@ -94,6 +94,78 @@ class CongestionControlTest {
         assertEquals(w / 4, cc.window, 1e-9);
     }
 
+    /**
+     * A QP whose smallest round trip was measured behind a standing queue (8 ms) sees every later sample at that
+     * minimum: the delay rule never cuts and loss alone is not taken for congestion. When most of what it sends is
+     * resent, that is congestion whatever the delay says: halved once per round trip until the share falls.
+     */
+    @Test
+    void heavyLossCutsOncePerRoundTripWhateverTheDelaySays() {
+        CongestionControl cc = new CongestionControl(128);
+        long rtt = 8000 * US;
+        long now = 1_000_000;
+        cc.window = 128;
+        cc.onRtt(rtt, now); // the first sample, already behind the queue: the minimum
+        int cuts = 0;
+        double before = cc.window;
+        // 40 round trips, each moving a window: a quarter acknowledged, the rest resent; samples at the minimum
+        for (int round = 0; round < 40; round++) {
+            int w = cc.limit();
+            int acked = Math.max(1, w / 4);
+            for (int i = 0; i < acked; i++) cc.onAcked(1, now += rtt / w, rtt);
+            for (int i = acked; i < w; i++) cc.onResent(now += rtt / w, rtt);
+            cc.onRtt(rtt, now);
+            cc.onLoss(now, rtt);
+            if (cc.window < before) cuts++;
+            before = cc.window;
+        }
+        assertTrue(cc.lossRate > CongestionControl.HEAVY_LOSS, "resent share " + cc.lossRate);
+        assertEquals(CongestionControl.MIN_WINDOW, cc.window, 1e-9, "halved down to the minimum");
+        assertTrue(cuts >= 6, "one cut per round trip once the share is heavy: " + cuts);
+        assertTrue(cuts <= 40, "never more than one per round trip: " + cuts);
+    }
+
+    /**
+     * A QP that lost so much from its first window that every acknowledgement covered a resent packet has no
+     * round-trip sample (Karn's rule): the resent share is still measured, over 1 ms rounds, and cuts the window.
+     */
+    @Test
+    void heavyLossCutsAQpThatHasNoRoundTripSampleYet() {
+        CongestionControl cc = new CongestionControl(128);
+        cc.window = 128;
+        long now = 1_000_000;
+        for (int round = 0; round < 40; round++) {
+            int w = cc.limit();
+            int acked = Math.max(1, w / 8);
+            long step = CongestionControl.UNSAMPLED_ROUND_NANOS / w;
+            for (int i = 0; i < acked; i++) cc.onAcked(1, now += step, 0);
+            for (int i = acked; i < w; i++) cc.onResent(now += step, 0);
+        }
+        assertEquals(CongestionControl.MIN_WINDOW, cc.window, 1e-9, "resent share " + cc.lossRate);
+    }
+
+    /** Random loss at 5 % (the lossy-Ethernet target's rate), no queue: the resent share never reads as heavy. */
+    @Test
+    void randomLossAtFivePercentIsNeverHeavy() {
+        long seed = Long.getLong("jroce.test.seed", System.nanoTime());
+        System.out.println("randomLossAtFivePercentIsNeverHeavy: seed " + seed + " (-Djroce.test.seed=" + seed + " repeats it)");
+        Random random = new Random(seed);
+        CongestionControl cc = new CongestionControl(128);
+        long rtt = 100 * US;
+        long now = 1_000_000;
+        cc.onRtt(rtt, now);
+        for (int round = 0; round < 20_000; round++) {
+            int w = cc.limit();
+            for (int i = 0; i < w; i++) {
+                if (random.nextDouble() < 0.05) cc.onResent(now += rtt / w, rtt);
+                cc.onAcked(1, now += rtt / w, rtt);
+            }
+            cc.onRtt(rtt, now);
+            assertTrue(cc.lossRate < CongestionControl.HEAVY_LOSS, "round " + round + ": resent share " + cc.lossRate);
+        }
+        assertEquals(0, cc.decreases, "no cut: nothing queued and the loss is random");
+    }
+
     @Test
     void dcqcnCutsByHalfAlphaAndAlphaDecaysWithoutCnps() {
         CongestionControl cc = new CongestionControl(256);
