@@ -352,6 +352,13 @@ final class Requester {
         CopyData.gather(w.sgeMr, w.sgeAddr, w.sgeLen, w.numSge, off, len, out, b);
     }
 
+    /** Counts a packet sent again and tells the congestion window. */
+    private void resent() {
+        qp.counters.selectiveRetransmits++;
+        Completer c = qp.completer;
+        c.congestionWindow().onResent(clock.nanoTime(), c.srttNanos);
+    }
+
     /**
      * Selective repeat: resends the one packet with {@code psn} (with AckReq, so the responder acknowledges as soon
      * as the gap it fills is closed), or, when {@code psn} belongs to a READ or atomic, its request (a READ from
@@ -360,13 +367,6 @@ final class Requester {
      * {@code afterTimeout}, what was resent already and not found lost again. Returns the PSN to look at next:
      * {@code psn + 1}, or the PSN after the READ/atomic's range.
      */
-    /** Counts a packet sent again and tells the congestion window. */
-    private void resent() {
-        qp.counters.selectiveRetransmits++;
-        Completer c = qp.completer;
-        c.congestionWindow().onResent(clock.nanoTime(), c.srttNanos);
-    }
-
     int resendOne(int psn, SackScoreboard sacked, boolean afterTimeout) {
         for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
             SendWqe w = qp.sq.slot(i);
