@@ -9,7 +9,7 @@ struct jv_java {
 	JavaVM *vm;
 	jclass cls;
 	jmethodID open, release, alloc_pd, reg_mr, create_cq, create_qp, modify_qp,
-		post_send, post_recv, poll_cq, arm_cq, watch_cq, create_ah, last_refusal, query_qp;
+		post_send, post_recv, poll_cq, arm_cq, watch_cq, create_ah, last_refusal, query_qp, at_exit;
 };
 extern struct jv_java jv_java;
 

@@ -143,6 +143,7 @@ static int look_up_methods(JNIEnv *env)
 		{ &jv_java.create_ah, "createAh", "(I[B)I" },
 		{ &jv_java.last_refusal, "lastRefusal", "()Ljava/lang/String;" },
 		{ &jv_java.query_qp, "queryQp", "(I[I)V" },
+		{ &jv_java.at_exit, "atExit", "()V" },
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if ((*all[i].m = method(env, all[i].name, all[i].sig)) == NULL)
@@ -210,6 +211,21 @@ static void *start_vm(void *p)
 	return NULL;
 }
 
+/*
+ * At the program's exit: the device sends what it holds and closes (its capture, with -Djroce.pcap, is complete).
+ * librdmacm's handler, registered later and so run first, has ended the program's connections by then.
+ */
+static void at_exit(void)
+{
+	if (forked_child || start_error != 0 || jv_java.vm == NULL)
+		return;
+	JNIEnv *env = jv_env();
+	if (env == NULL)
+		return;
+	(*env)->CallStaticVoidMethod(env, jv_java.cls, jv_java.at_exit);
+	jv_exception(env, "closing the device at exit");
+}
+
 static void start_once_fn(void)
 {
 	struct start_args a = { .device = jv_device_get(), .err = ENODEV };
@@ -232,6 +248,8 @@ static void start_once_fn(void)
 	pthread_attr_destroy(&attr);
 	start_error = a.err;
 	jv_debug("Java VM %s", start_error == 0 ? "running the device" : "failed");
+	if (start_error == 0 && atexit(at_exit) != 0)
+		jv_debug("atexit: no room; the device is not closed at exit");
 }
 
 int jv_java_start(void)

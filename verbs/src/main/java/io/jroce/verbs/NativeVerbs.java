@@ -56,8 +56,12 @@ public final class NativeVerbs {
         // or a NIC, which recover by sequence NAK and the local ACK timeout as every verbs provider does; against rxe in
         // a VM a 1 ms probe re-asked a 64 KiB READ before its responses arrived, each time making rxe send it all again
         long tailProbe = Long.getLong("jroce.tailProbe", 0);
-        device = Device.open(new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)).agentMode(mode)
-                .tailProbeMicros(Math.max(0, tailProbe)));
+        DeviceConfig config = new DeviceConfig(InetAddress.getByName(address)).portMtu(Mtu.ofIbvEnum(activeMtu)).agentMode(mode)
+                .tailProbeMicros(Math.max(0, tailProbe));
+        // -Djroce.pcap=FILE: every datagram the device sends and receives, as jroce's --pcap writes them
+        String pcap = System.getProperty("jroce.pcap");
+        if (pcap != null && !pcap.isBlank()) config.pcap(java.nio.file.Path.of(pcap));
+        device = Device.open(config);
         device.setAsyncEventListener((event, cq, qp, detail) -> {
             Long cookie = COOKIES.get(qp != null ? qp : cq);
             if (cookie != null) asyncEvent(IBV_EVENT[event.ordinal()], cookie);
@@ -72,6 +76,21 @@ public final class NativeVerbs {
 
     /** Bound by the library (RegisterNatives): queues an asynchronous event for the program's contexts. */
     private static native void asyncEvent(int type, long cookie);
+
+    /** The longest the program's exit waits for the device to close. */
+    private static final long EXIT_WAIT_MILLIS = 1000;
+
+    /**
+     * Called at the program's exit (the library's atexit handler): the device sends what it holds and closes, so a
+     * capture ({@code -Djroce.pcap}) ends with its last packet whole. The exit goes on after
+     * {@link #EXIT_WAIT_MILLIS} whatever happened.
+     */
+    public static void atExit() throws InterruptedException {
+        Thread t = new Thread(NativeVerbs::closeAtExit, "jroce-exit");
+        t.setDaemon(true);
+        t.start();
+        t.join(EXIT_WAIT_MILLIS);
+    }
 
     /** At the program's exit, after its connections were ended: the device sends what it holds and closes. */
     static void closeAtExit() {

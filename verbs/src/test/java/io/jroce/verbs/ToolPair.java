@@ -26,6 +26,8 @@ final class ToolPair {
     final String serverAddress;
     final String clientAddress;
     final int tcpPort;
+    /** More environment for the client only (JROCE_JAVA_OPTS with a capture, say). */
+    Map<String, String> clientEnv = Map.of();
 
     record Result(int serverExit, String serverOut, int clientExit, String clientOut) {
         String both() {
@@ -90,6 +92,7 @@ final class ToolPair {
             s = Tools.start(env, serverLog, !isJava(args), args.toArray(String[]::new));
             awaitListening(s, serverLog);
             env.put("JROCE_ADDR", clientAddress);
+            env.putAll(clientEnv);
             c = Tools.start(env, clientLog, !isJava(clientArgs), clientArgs.toArray(String[]::new));
             boolean clientDone = c.waitFor(timeoutSeconds, TimeUnit.SECONDS);
             boolean serverDone = s.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
