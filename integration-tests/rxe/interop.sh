@@ -304,15 +304,16 @@ run_case() {
     PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [$note]}$(jroce_recovery "$dir")${wnote:+ [$wnote]}"
   elif ! guest_alive "$g"; then
     LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g stopped answering (emulation); ${why%; }"
-  elif [ "$role" = guest-server ] && [[ $gcmd == ib_*" -R"* ]] && [ -z "${RETRYING:-}" ] \
+  elif [ "$role" = guest-server ] && [[ $gcmd == ib_*" -R"* ]] && [ "${RETRYING:-0}" -lt 3 ] \
       && grep -q 'RDMA_CM_EVENT_REJECTED; error: 8' "$dir/jroce.err" "$dir/jroce.out" 2>/dev/null; then
     # perftest -R's own race: after the exchange on its first connection the server opens a second listener for
     # the test QPs while the client connects them; a client whose REQ comes first gets REJ 8 (no listener: cm.c
     # cm_req_handler), as a kernel client would, and perftest does not retry. An emulated guest server is slow
-    # to listen, so the case is run once more, and the report says so.
-    log "RETRY: $name: the guest's perftest -R server rejected the test connection (REJ 8: its second listener was not up yet)"
-    mv "$dir" "$dir.rej8"
-    RETRYING=1 run_case "$@"
+    # to listen, so the case is run again (three times at most), and the report says so.
+    local tries=$(( ${RETRYING:-0} + 1 ))
+    log "RETRY $tries: $name: the guest's perftest -R server rejected the test connection (REJ 8: its second listener was not up yet)"
+    mv "$dir" "$dir.rej8-$tries"
+    RETRYING=$tries run_case "$@"
   else
     FAILED=$((FAILED + 1)); log "FAIL: $name: ${why%; } (logs: $dir)"
   fi
