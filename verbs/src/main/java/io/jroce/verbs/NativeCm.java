@@ -268,14 +268,11 @@ public final class NativeCm {
         }
     }
 
-    /** The longest the program's exit waits for its open connections to be ended. */
-    private static final long EXIT_WAIT_MILLIS = 1000;
-
     /**
      * Called at the program's exit (the library's atexit handler): every id still open is ended as the kernel ends a
      * process's ids when it exits with its rdma_cm file open (ucma_close, rdma_destroy_id, cm.c cm_destroy_id), a
      * connection with its DREQ, a request with its REJ; then the device closes, which sends what it holds before its
-     * socket closes. The program's exit goes on after {@link #EXIT_WAIT_MILLIS} whatever happened.
+     * socket closes. The program's exit goes on after a second whatever happened.
      */
     public static void atExit() throws InterruptedException {
         CmAgent a;
@@ -283,16 +280,13 @@ public final class NativeCm {
             a = agent;
         }
         if (a == null) return;
-        Thread t = new Thread(() -> {
+        NativeVerbs.atExit(() -> {
             try {
                 a.close();
             } finally {
                 NativeVerbs.closeAtExit();
             }
-        }, "jroce-exit");
-        t.setDaemon(true);
-        t.start();
-        t.join(EXIT_WAIT_MILLIS);
+        });
     }
 
     /** p: responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count. */

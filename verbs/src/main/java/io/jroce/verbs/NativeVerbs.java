@@ -86,7 +86,12 @@ public final class NativeVerbs {
      * {@link #EXIT_WAIT_MILLIS} whatever happened.
      */
     public static void atExit() throws InterruptedException {
-        Thread t = new Thread(NativeVerbs::closeAtExit, "jroce-exit");
+        atExit(NativeVerbs::closeAtExit);
+    }
+
+    /** Runs {@code work} for the program's exit on a thread of its own, waiting {@link #EXIT_WAIT_MILLIS} at most. */
+    static void atExit(Runnable work) throws InterruptedException {
+        Thread t = new Thread(work, "jroce-exit");
         t.setDaemon(true);
         t.start();
         t.join(EXIT_WAIT_MILLIS);
