@@ -9,6 +9,7 @@ import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.QueuePair;
 import io.jroce.endpoint.cm.CmAgent;
 import io.jroce.endpoint.cm.CmConnParam;
+import io.jroce.endpoint.cm.CmCounters;
 import io.jroce.endpoint.cm.CmEvent;
 import io.jroce.endpoint.cm.CmEventChannel;
 import io.jroce.endpoint.cm.CmEventType;
@@ -32,12 +33,21 @@ import java.util.Set;
  * (READ and atomic tests) or 0, retry and RNR retry 7, no private data. The client retries a test connection
  * rejected because the server is not listening yet (REJ 8) every 100 ms, as {@code rdma_cm_client_connection}
  * does, but until --timeout rather than 10 times: the server listens again only after the sync that precedes
- * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second. The server listens once for
- * the exchange QP and once for all test QPs; it waits for every accepted connection to be ESTABLISHED, takes test
- * connections only from the exchange connection's peer, and fails when the exchange connection ends meanwhile.
+ * it, and a loaded machine (or a JVM warming up) takes longer than perftest's second. The server differs from
+ * perftest's in one way that no client can tell apart from a fast server: perftest destroys its listener once the
+ * exchange connection is up and listens again after the sync, so a client whose test REQ comes before that gets
+ * REJ 8 (cm.c {@code cm_req_handler}), and perftest releases whose client does not retry then fail. This server
+ * keeps one listener from the exchange connection until every test connection is ESTABLISHED, so a test REQ that
+ * comes early waits as a CONNECT_REQUEST instead. It waits for every accepted connection to be ESTABLISHED, takes
+ * test connections only from the exchange connection's peer, and fails when the exchange connection ends meanwhile.
  */
 final class CmPerfCm implements PerfCm {
     private static final long RETRY_DELAY_MS = 100;
+    /**
+     * Requests the listener holds untaken: a client connects its test QPs one after another, each once the one
+     * before is ESTABLISHED, so at most one waits for the server to reach its test phase.
+     */
+    private static final int BACKLOG = 64;
     private static final Duration SLICE = Duration.ofMillis(100);
     private static final Duration DISCONNECT_WAIT = Duration.ofSeconds(3);
     /** Events that end a connection (or its attempt). */
@@ -56,6 +66,8 @@ final class CmPerfCm implements PerfCm {
     private final List<CmId> all = new ArrayList<>();
     private final Map<CmId, Set<CmEventType>> seen = new HashMap<>();
     private CmId exchange;
+    /** The server's listener, from the exchange connection's request until the test connections are up. */
+    private CmId listen;
 
     /** {@code host} null: the server side, listening on {@code port}. */
     CmPerfCm(Device dev, Mtu mtu, InetAddress host, int port, Duration timeout) throws IOException {
@@ -116,21 +128,25 @@ final class CmPerfCm implements PerfCm {
     }
 
     /**
-     * Listens on the port, accepts one request per QP in order and returns once every accepted connection is
-     * ESTABLISHED, then stops listening (perftest's {@code rdma_server_connect} on its listen id, destroyed after).
-     * For the test QPs ({@code exchange} connected) only the exchange connection's peer is taken: a request from
+     * Listens on the port (the first call; later calls keep that listener), accepts one request per QP in order and
+     * returns once every accepted connection is ESTABLISHED; after the test QPs' it stops listening (perftest's
+     * {@code rdma_server_connect}). A request that comes after the exchange connection and before this is called
+     * for the test QPs waits on the channel. For the test QPs ({@code exchange} connected) only the exchange connection's peer is taken: a request from
      * another address, or one more than the QPs, is rejected (REJ 28); and if the exchange connection ends while
      * waiting (the client gave up), so does this, rather than taking the next client's exchange request as a test
      * connection of the one that left.
      */
     private List<CmId> accept(List<QueuePair> qps, int outReads, Duration wait) throws IOException {
-        CmId listen = newId();
         List<CmId> out = new ArrayList<>();
         Set<CmId> established = new HashSet<>();
         long deadline = System.nanoTime() + (wait != null ? wait : Duration.ofDays(36_500)).toNanos(); // null: a century
+        boolean tests = exchange != null;
         try {
-            listen.bind(port);
-            listen.listen(Math.max(1, qps.size()));
+            if (listen == null) {
+                listen = newId();
+                listen.bind(port);
+                listen.listen(BACKLOG);
+            }
             while (established.size() < qps.size()) {
                 CmEvent e = next(deadline, "CONNECT_REQUEST/ESTABLISHED");
                 if (e.type() == CmEventType.CONNECT_REQUEST) {
@@ -155,7 +171,10 @@ final class CmPerfCm implements PerfCm {
                 }
             }
         } finally {
-            listen.close();
+            if (tests) {
+                listen.close();
+                listen = null;
+            }
         }
         return out;
     }
@@ -207,6 +226,11 @@ final class CmPerfCm implements PerfCm {
         }
         throw new PeerTimeout("no rdma_cm " + waitingFor + " within " + timeout.toSeconds() + " s"
                 + (host != null ? " from " + host.getHostAddress() + " port " + port : " on port " + port));
+    }
+
+    /** The connection manager's counters (tests). */
+    CmCounters counters() {
+        return agent.counters();
     }
 
     @Override

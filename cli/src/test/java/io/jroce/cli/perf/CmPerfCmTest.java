@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -44,7 +45,7 @@ class CmPerfCmTest {
              CmPerfCm srvCm = server.cm()) {
             CompletableFuture<Void> exchange = CompletableFuture.runAsync(() -> io(() -> srvCm.connectExchange(server.qp(), 0)));
             try (Node first = new Node(C, S); CmPerfCm cm1 = first.cm()) {
-                cm1.connectExchange(first.qp(), 0);
+                connectExchange(first, cm1);
                 exchange.get(T.toSeconds(), TimeUnit.SECONDS);
             }
             CompletableFuture<Void> tests = CompletableFuture.runAsync(() -> io(() -> srvCm.connectTests(List.of(server.qp(), server.qp()), 0)));
@@ -59,6 +60,40 @@ class CmPerfCmTest {
         }
     }
 
+    /**
+     * A client whose test REQ reaches the server after the exchange connection and before the server turns to its
+     * test QPs (perftest's client connects them as soon as its sync is done): the server must hold the request and
+     * accept it, not reject it with REJ 8 as a server without a listener would (perftest releases whose client does
+     * not retry then fail). The server turns to its test QPs only once its agent has handled the REQ.
+     */
+    @Test
+    void aTestRequestThatComesBeforeTheServerListensForItWaitsForTheServer() throws Exception {
+        try (MemoryCm net = MemoryCm.install();
+             Node server = new Node(S, null);
+             CmPerfCm srvCm = server.cm();
+             Node client = new Node(C, S);
+             CmPerfCm cm = client.cm()) {
+            CompletableFuture<Void> exchange = CompletableFuture.runAsync(() -> io(() -> srvCm.connectExchange(server.qp(), 0)));
+            connectExchange(client, cm);
+            exchange.get(T.toSeconds(), TimeUnit.SECONDS);
+            long madsIn = srvCm.counters().madsIn();
+            long rejSent = srvCm.counters().rejSent();
+            QueuePair clientQp = client.qp();
+            CompletableFuture<Void> clientTests = CompletableFuture.runAsync(() -> io(() -> cm.connectTests(List.of(clientQp), 0)));
+            long deadline = System.nanoTime() + T.toNanos();
+            while (srvCm.counters().madsIn() == madsIn) { // the agent handles a MAD before it answers counters()
+                assertTrue(System.nanoTime() < deadline, "the client's REQ never reached the server");
+                LockSupport.parkNanos(1_000_000);
+            }
+            QueuePair serverQp = server.qp();
+            srvCm.connectTests(List.of(serverQp), 0);
+            clientTests.get(T.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(rejSent, srvCm.counters().rejSent(), "the early REQ was rejected");
+            assertEquals(QpState.RTS, serverQp.state());
+            assertEquals(QpState.RTS, clientQp.state());
+        }
+    }
+
     /** Same, with the second client arriving while the server still listens for the first one's test connections. */
     @Test
     void aRequestQueuedWhenTheServerGivesUpIsRejected() throws Exception {
@@ -68,7 +103,7 @@ class CmPerfCmTest {
             CompletableFuture<Void> exchange = CompletableFuture.runAsync(() -> io(() -> srvCm.connectExchange(server.qp(), 0)));
             Node first = new Node(C, S);
             CmPerfCm cm1 = first.cm();
-            cm1.connectExchange(first.qp(), 0);
+            connectExchange(first, cm1);
             exchange.get(T.toSeconds(), TimeUnit.SECONDS);
             CompletableFuture<Void> tests = CompletableFuture.runAsync(() -> io(() -> srvCm.connectTests(List.of(server.qp(), server.qp()), 0)));
             cm1.close();
@@ -81,6 +116,22 @@ class CmPerfCmTest {
             }
             ExecutionException failed = assertThrows(ExecutionException.class, () -> tests.get(T.toSeconds(), TimeUnit.SECONDS));
             assertInstanceOf(IOException.class, failed.getCause().getCause());
+        }
+    }
+
+    /**
+     * The client's exchange connection, once the server (started on another thread) listens: a REQ that comes first
+     * is rejected (REJ 8), and is made again with a new QP, as a user would start the client again.
+     */
+    private static void connectExchange(Node client, CmPerfCm cm) throws IOException {
+        long deadline = System.nanoTime() + T.toNanos();
+        while (true) {
+            try {
+                cm.connectExchange(client.qp(), 0);
+                return;
+            } catch (IOException e) {
+                if (!e.getMessage().contains("nobody listens") || System.nanoTime() > deadline) throw e;
+            }
         }
     }
 
