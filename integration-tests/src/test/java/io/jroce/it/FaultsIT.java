@@ -179,13 +179,15 @@ class FaultsIT {
      * began (the bound checked: between 7 T and 8 T + 1.5 s of slack for a loaded machine), and each QP, now in
      * ERR, flushes its receive (WR_FLUSH_ERR). Then, with the partition lifted, a new QP on the same devices
      * connects and moves 16 MiB checked byte for byte, and both processes end by themselves (no thread left
-     * behind that would keep a JVM alive).
+     * behind that would keep a JVM alive). Both connections are made over TCP or through the CM ({@code cm}: the ACK
+     * timeout set as RDMA_OPTION_ID_ACK_TIMEOUT on both ids, the retry count carried by the REQ to both sides).
      */
-    @Test
-    void aPartitionLongerThanTheRetryBudgetFailsInTimeAndTheNextConnectionWorks() throws Exception {
+    @ParameterizedTest(name = "connected through {0}")
+    @ValueSource(strings = {"tcp", "cm"})
+    void aPartitionLongerThanTheRetryBudgetFailsInTimeAndTheNextConnectionWorks(String how) throws Exception {
         mkfifo("gate-8");
-        Files.writeString(work.resolve("server.jroce"), outlastServer());
-        Files.writeString(work.resolve("client.jroce"), outlastClient());
+        Files.writeString(work.resolve("server.jroce"), outlastServer(how));
+        Files.writeString(work.resolve("client.jroce"), outlastClient(how));
         try (Partition p = Partition.after(8L << 20)) {
             Pair pair = Pair.start(work, List.of(), List.of());
             try {
@@ -195,8 +197,8 @@ class FaultsIT {
                 double clientMs = waitForLine(pair, "client", "RETRY_EXC_ERR", started, 30);
                 waitForLine(pair, "server", "WR_FLUSH_ERR", started, 10);
                 waitForLine(pair, "client", "WR_FLUSH_ERR", started, 10);
-                System.out.printf("FaultsIT beyond the budget (%.0f ms = %d x %.0f ms): RETRY_EXC_ERR after %.0f ms (client), "
-                        + "%.0f ms (server)%n", BUDGET_MS, RETRY_CNT + 1, T_MS, clientMs, serverMs);
+                System.out.printf("FaultsIT beyond the budget, %s (%.0f ms = %d x %.0f ms): RETRY_EXC_ERR after %.0f ms (client), "
+                        + "%.0f ms (server)%n", how, BUDGET_MS, RETRY_CNT + 1, T_MS, clientMs, serverMs);
                 for (double ms : new double[] {clientMs, serverMs}) {
                     assertTrue(ms >= RETRY_CNT * T_MS, "gave up too early: " + ms + " ms\n" + pair.describe());
                     assertTrue(ms <= BUDGET_MS + 1500, "gave up too late: " + ms + " ms\n" + pair.describe());
@@ -213,15 +215,17 @@ class FaultsIT {
 
     /**
      * The server is stopped (SIGSTOP) for 1 s, about 4 ACK timeouts and half the budget, while the client sends
-     * into it; continued (SIGCONT), it catches up and the transfer completes with every message intact.
+     * into it; continued (SIGCONT), it catches up and the transfer completes with every message intact. Connected
+     * over TCP or through the CM, with the same ACK timeout.
      */
-    @Test
-    void aPeerStoppedForLessThanTheBudgetCatchesUp() throws Exception {
+    @ParameterizedTest(name = "connected through {0}")
+    @ValueSource(strings = {"tcp", "cm"})
+    void aPeerStoppedForLessThanTheBudgetCatchesUp(String how) throws Exception {
         mkfifo("gate-8");
         int messages = 96;
         int len = 256 * KIB;
-        Files.writeString(work.resolve("server.jroce"), streamServer("write", messages, len));
-        Files.writeString(work.resolve("client.jroce"), streamClient("write", messages, len, "connect ack_timeout=" + ACK_TIMEOUT
+        Files.writeString(work.resolve("server.jroce"), streamServer("write", messages, len, how));
+        Files.writeString(work.resolve("client.jroce"), streamClient("write", messages, len, "connect" + cm(how) + " ack_timeout=" + ACK_TIMEOUT
                 + " retry_cnt=" + RETRY_CNT + "\necho halfway\nfill g file=gate-$g.len"));
         Pair pair = Pair.start(work, List.of(), List.of());
         try {
@@ -234,7 +238,7 @@ class FaultsIT {
                 Netns.sh("kill -CONT " + pair.server.pid());
             }
             pair.awaitBoth(120);
-            System.out.printf("FaultsIT SIGSTOP 1 s: client %s%n", pair.counters("client"));
+            System.out.printf("FaultsIT SIGSTOP 1 s, %s: client %s%n", how, pair.counters("client"));
             assertTrue(retransmitted(pair), "the client timed out and retransmitted\n" + pair.describe());
         } finally {
             pair.kill();
@@ -246,10 +250,12 @@ class FaultsIT {
      * client, with ack_timeout 18 (T = 1.07 s, budget 8.6 s), keeps retransmitting to the QP of the server's
      * previous life; those datagrams reach the new process, which numbers its QPs from a random start, so they
      * find no QP and are dropped and counted (drop_unknown_qp), never taken by the new process's QP. The client
-     * reports RETRY_EXC_ERR; a new connection to the restarted server then works.
+     * reports RETRY_EXC_ERR; a new connection to the restarted server then works. Connected over TCP or through the
+     * CM (the survivor's CM connection is simply left: nothing tells it the peer restarted but its QP's retries).
      */
-    @Test
-    void aPeerRestartedOnTheSameAddressDropsAndCountsItsPreviousLifesPackets() throws Exception {
+    @ParameterizedTest(name = "connected through {0}")
+    @ValueSource(strings = {"tcp", "cm"})
+    void aPeerRestartedOnTheSameAddressDropsAndCountsItsPreviousLifesPackets(String how) throws Exception {
         mkfifo("gate-8");
         mkfifo("gate-16");
         Files.writeString(work.resolve("server.jroce"), """
@@ -258,16 +264,16 @@ class FaultsIT {
                 mr target size=32m
                 mr m size=64
                 recv mr=m wr_id=1
-                listen publish=target
+                listen publish=target%1$s
                 echo first life QPN $q.qpn
                 expect wr_id=1 timeout=120s
-                """);
+                """.formatted(cm(how)));
         Files.writeString(work.resolve("client.jroce"), """
                 cq cq depth=16
                 qp q cq=cq
                 mr data size=32m
                 mr g size=8
-                connect ack_timeout=18 retry_cnt=7
+                connect%1$s ack_timeout=18 retry_cnt=7
                 fill data pattern=random seed=5
                 write mr=data len=4m remote=target wr_id=1
                 expect wr_id=1 opcode=RDMA_WRITE timeout=60s
@@ -277,14 +283,14 @@ class FaultsIT {
                 expect wr_id=2 status=RETRY_EXC_ERR timeout=60s
                 echo survivor failed
                 qp q2 cq=cq
-                connect qp=q2 timeout=60s
+                connect qp=q2 timeout=60s%1$s
                 fill data pattern=random seed=6
                 write qp=q2 mr=data remote=target wr_id=3
                 expect wr_id=3 opcode=RDMA_WRITE timeout=60s
                 fill data len=4 text=done
                 send qp=q2 mr=data len=4 wr_id=4
                 expect wr_id=4 opcode=SEND timeout=60s
-                """);
+                """.formatted(cm(how)));
         Files.writeString(work.resolve("server2.jroce"), """
                 cq cq depth=16
                 qp q cq=cq
@@ -295,11 +301,11 @@ class FaultsIT {
                 fill g file=gate-$g.len
                 counters
                 recv mr=m wr_id=1
-                listen publish=target
+                listen publish=target%1$s
                 expect wr_id=1 opcode=RECV len=4 timeout=60s
                 compare m len=4 text=done
                 compare target pattern=random seed=6
-                """);
+                """.formatted(cm(how)));
         String java = java();
         String jar = Jroce.jar().toAbsolutePath().toString();
         Pair pair = Pair.start(work, List.of(), List.of("--linger", "1s"));
@@ -322,7 +328,7 @@ class FaultsIT {
             String oldQpn = group(first, "first life QPN (\\S+)");
             String newQpn = group(second, "second life QPN (\\S+)");
             long unknown = Long.parseLong(group(second, "drop_unknown_qp=(\\d+)"));
-            System.out.printf("FaultsIT restart: old QPN %s, new QPN %s, the new process dropped %d datagrams for unknown QPs; "
+            System.out.printf("FaultsIT restart, " + how + ": old QPN %s, new QPN %s, the new process dropped %d datagrams for unknown QPs; "
                     + "the survivor failed %.0f ms after the kill%n", oldQpn, newQpn, unknown, failedMs);
             assertNotEquals(oldQpn, newQpn, "the restarted process reused the QP number of its previous life");
             assertTrue(unknown > 0, "the previous life's datagrams reached the new process and were counted\n" + second);
@@ -338,9 +344,11 @@ class FaultsIT {
      * before each poll of its CQ, against 64 SENDs of 64 KiB posted at once and then a 16 MiB WRITE. RNR NAKs
      * hold the SENDs back and retransmission recovers what the small buffer drops: every byte arrives. The
      * kernel's receive-buffer drops (/proc/net/snmp, Udp RcvbufErrors, in the receiver's namespace) are printed.
+     * Connected over TCP or through the CM (with the TCP exchange's default ACK timeout, 17).
      */
-    @Test
-    void aSlowReceiverKeepsEveryByte() throws Exception {
+    @ParameterizedTest(name = "connected through {0}")
+    @ValueSource(strings = {"tcp", "cm"})
+    void aSlowReceiverKeepsEveryByte(String how) throws Exception {
         int messages = 64;
         int len = 64 * KIB;
         int window = 4;
@@ -352,7 +360,7 @@ class FaultsIT {
                 mr bye size=64
                 """.formatted(window + 1, messages * len));
         for (int i = 0; i < window; i++) server.append(recv(i, len));
-        server.append("listen publish=target\n");
+        server.append("listen publish=target").append(cm(how)).append('\n');
         for (int i = 0; i < messages; i++) {
             server.append("sleep 20ms\n"); // the slow application: it polls its CQ late
             server.append("expect wr_id=").append(i).append(" opcode=RECV len=").append(len).append(" timeout=60s\n");
@@ -367,9 +375,9 @@ class FaultsIT {
                 qp q cq=cq send_wr=%d
                 mr data size=%d
                 mr big size=16m
-                connect rnr_retry=7
+                connect rnr_retry=7%s
                 fill big pattern=random seed=77
-                """.formatted(messages + 2, messages * len));
+                """.formatted(messages + 2, messages * len, how.equals("cm") ? " cm ack_timeout=17" : ""));
         for (int i = 0; i < messages; i++) client.append(fillChunk(i, len));
         for (int i = 0; i < messages; i++) {
             client.append("send mr=data offset=").append(i * len).append(" len=").append(len).append(" wr_id=").append(i).append('\n');
@@ -385,7 +393,7 @@ class FaultsIT {
         try {
             pair.awaitBoth(180);
             long after = rcvbufErrors(NS_A);
-            System.out.printf("FaultsIT slow receiver: Udp RcvbufErrors in the receiver's namespace %d before, %d after; "
+            System.out.printf("FaultsIT slow receiver, " + how + ": Udp RcvbufErrors in the receiver's namespace %d before, %d after; "
                     + "client %s%n", before, after, pair.counters("client"));
             String qp = pair.clientOutput().lines().filter(l -> l.startsWith("counters qp q ")).findFirst().orElse("");
             System.out.println("FaultsIT slow receiver: client " + qp);
@@ -404,6 +412,11 @@ class FaultsIT {
 
     /** The passive side of a stream of {@code messages} messages of {@code len} bytes, each checked on arrival. */
     private static String streamServer(String verb, int messages, int len) {
+        return streamServer(verb, messages, len, "tcp");
+    }
+
+    /** The same, listening over TCP ({@code how} "tcp") or through the CM ("cm"). */
+    private static String streamServer(String verb, int messages, int len, String how) {
         StringBuilder s = new StringBuilder();
         s.append("cq cq depth=").append(messages + 16).append('\n');
         s.append("qp q cq=cq recv_wr=").append(messages + 2).append('\n');
@@ -412,7 +425,7 @@ class FaultsIT {
         if (verb.equals("read")) for (int i = 0; i < messages; i++) s.append(fillChunk(i, len).replace("fill data", "fill region"));
         if (verb.equals("send")) for (int i = 0; i < messages; i++) s.append(recv(i, len).replace("mr=inbox", "mr=region"));
         s.append("recv mr=done wr_id=99999\n");
-        s.append("listen publish=region\n");
+        s.append("listen publish=region").append(cm(how)).append('\n');
         if (verb.equals("send")) {
             for (int i = 0; i < messages; i++) {
                 s.append("expect wr_id=").append(i).append(" opcode=RECV len=").append(len).append(" timeout=60s\n");
@@ -459,7 +472,7 @@ class FaultsIT {
     }
 
     /** Both sides write 16 MiB towards each other; both fail; then a second QP connects over a new exchange. */
-    private static String outlastServer() {
+    private static String outlastServer(String how) {
         return """
                 cq cq depth=64
                 qp q cq=cq
@@ -468,20 +481,20 @@ class FaultsIT {
                 mr m size=64
                 fill data pattern=random seed=11
                 recv mr=m wr_id=50
-                listen publish=target ack_timeout=%d retry_cnt=%d
+                listen publish=target ack_timeout=%d retry_cnt=%d%3$s
                 write mr=data remote=target wr_id=1
                 expect wr_id=1 status=RETRY_EXC_ERR timeout=60s
                 expect wr_id=50 status=WR_FLUSH_ERR timeout=10s
                 qp q2 cq=cq
                 recv qp=q2 mr=m wr_id=60
-                listen qp=q2 publish=target timeout=60s
+                listen qp=q2 publish=target timeout=60s%3$s
                 expect wr_id=60 opcode=RECV len=4 timeout=60s
                 compare m len=4 text=done
                 compare target pattern=random seed=12
-                """.formatted(ACK_TIMEOUT, RETRY_CNT);
+                """.formatted(ACK_TIMEOUT, RETRY_CNT, cm(how));
     }
 
-    private static String outlastClient() {
+    private static String outlastClient(String how) {
         return """
                 cq cq depth=64
                 qp q cq=cq
@@ -491,20 +504,29 @@ class FaultsIT {
                 mr g size=8
                 fill data pattern=random seed=12
                 recv mr=m wr_id=50
-                connect publish=target ack_timeout=%d retry_cnt=%d
+                connect publish=target ack_timeout=%d retry_cnt=%d%3$s
                 write mr=data remote=target wr_id=1
                 expect wr_id=1 status=RETRY_EXC_ERR timeout=60s
                 expect wr_id=50 status=WR_FLUSH_ERR timeout=10s
                 query qp=q
                 fill g file=gate-$g.len
                 qp q2 cq=cq
-                connect qp=q2 publish=target timeout=60s
+                connect qp=q2 publish=target timeout=60s%3$s
                 write qp=q2 mr=data remote=target wr_id=2
                 expect wr_id=2 opcode=RDMA_WRITE timeout=60s
                 fill m len=4 text=done
                 send qp=q2 mr=m len=4 wr_id=3
                 expect wr_id=3 opcode=SEND timeout=60s
-                """.formatted(ACK_TIMEOUT, RETRY_CNT);
+                """.formatted(ACK_TIMEOUT, RETRY_CNT, cm(how));
+    }
+
+    /** What a listen or connect line adds to go through the CM ({@code how} "cm") instead of the TCP exchange. */
+    private static String cm(String how) {
+        return switch (how) {
+            case "tcp" -> "";
+            case "cm" -> " cm";
+            default -> throw new IllegalArgumentException(how);
+        };
     }
 
     private static String fillChunk(int i, int len) {

@@ -55,6 +55,8 @@ final class CmConnect {
         if (s.has("retry_cnt")) param.retryCount((int) v.value(s.arg("retry_cnt"), Type.SMALL));
         if (s.has("rnr_retry")) param.rnrRetryCount((int) v.value(s.arg("rnr_retry"), Type.SMALL));
         param.privateData(encode(published, listen ? REP_ROOM : REQ_ROOM, s.verb()));
+        // rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) on the id before rdma_connect / rdma_accept; else the path's
+        int ackTimeout = s.has("ack_timeout") ? (int) v.value(s.arg("ack_timeout"), Type.SMALL) : -1;
         long deadline = System.nanoTime() + timeout.toNanos();
         CmEventChannel ch = new CmEventChannel();
         CmId id;
@@ -72,6 +74,7 @@ final class CmConnect {
                     if (req.type() != CmEventType.CONNECT_REQUEST) throw new Failure("listen: unexpected " + req);
                     id = req.id();
                     regions = decode(req.privateData());
+                    if (ackTimeout >= 0) id.setAckTimeout(ackTimeout);
                     id.useQp(q.qp);
                     id.accept(param);
                 } finally {
@@ -82,6 +85,7 @@ final class CmConnect {
                 boolean told = false;
                 while (true) {
                     id = CmId.create(x.cm(), ch);
+                    if (ackTimeout >= 0) id.setAckTimeout(ackTimeout);
                     id.useQp(q.qp);
                     id.connect(host, port, param);
                     CmEvent e = next(ch, deadline, s);
