@@ -122,6 +122,12 @@ public final class Device implements AutoCloseable {
 
     public InetAddress address() { return config.address; }
     public int port() { return transport.localPort(); }
+
+    /**
+     * The bytes the kernel lets the device's UDP socket queue unread (SO_RCVBUF as granted): what a jroce peer may
+     * keep in flight towards this device, told to it out of band ({@link QueuePair#setPeerReceiveBuffer}).
+     */
+    public int receiveBufferBytes() { return transport.receiveBufferBytes(); }
     /** True when the epoll native transport (recvmmsg/sendmmsg, IPv4 ID 0) is in use. */
     public boolean isEpoll() { return transport.isEpoll(); }
     /** The event loops (shards) the device runs: {@link DeviceConfig#eventLoops}, or 1 where it fell back (NIO). */

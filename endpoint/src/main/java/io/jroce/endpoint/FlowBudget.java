@@ -44,6 +44,11 @@ final class FlowBudget {
     }
 
     private int computeCapacity(int mtu) {
+        return capacity(receiveBufferBytes, mtu);
+    }
+
+    /** {@link #capacity} of a receive buffer of {@code receiveBufferBytes}: also a peer's, when it told us its own. */
+    static int capacity(int receiveBufferBytes, int mtu) {
         int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
         return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / perPacket);
     }

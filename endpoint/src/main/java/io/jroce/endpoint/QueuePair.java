@@ -61,6 +61,10 @@ public final class QueuePair {
     int qkey;
     /** {@link JroceExtensions} agreed with the peer; 0 is plain IBA (Go-Back-N). */
     int extensions;
+    /** {@link #setPeerReceiveBuffer}: bytes, 0 unknown; the window it gives, for {@link #peerWindowMtu}. */
+    private int peerReceiveBuffer;
+    private int peerWindow;
+    private int peerWindowMtu;
 
     final Requester requester;
     final Completer completer;
@@ -417,6 +421,36 @@ public final class QueuePair {
     /** The {@link JroceExtensions} in force. */
     public int extensions() {
         return extensions;
+    }
+
+    /**
+     * What the peer's device told us out of band about its socket's receive buffer ({@link Device#receiveBufferBytes},
+     * a jroce peer only): the requester then keeps no more in flight than that buffer holds, as it does against its
+     * own device's buffer ({@link FlowBudget}), so a peer with a smaller buffer does not drop at full speed in its
+     * kernel. 0 (the default, and every other peer): our own buffer is the only limit. Any state.
+     */
+    public void setPeerReceiveBuffer(int bytes) {
+        if (bytes < 0) throw new IllegalArgumentException("a receive buffer is not negative: " + bytes);
+        tx.call(() -> {
+            peerReceiveBuffer = bytes;
+            peerWindowMtu = 0;
+            return null;
+        });
+    }
+
+    /** The peer's receive buffer in bytes, as told ({@link #setPeerReceiveBuffer}); 0 when unknown. */
+    public int peerReceiveBuffer() {
+        return peerReceiveBuffer;
+    }
+
+    /** PSNs the peer's receive buffer allows in flight at the QP's path MTU; MAX_VALUE when unknown (event loop). */
+    int peerWindow() {
+        if (peerReceiveBuffer == 0) return Integer.MAX_VALUE;
+        if (peerWindowMtu != mtu) {
+            peerWindow = FlowBudget.capacity(peerReceiveBuffer, mtu);
+            peerWindowMtu = mtu;
+        }
+        return peerWindow;
     }
 
     // ------------------------------------------------------------------------------------------------

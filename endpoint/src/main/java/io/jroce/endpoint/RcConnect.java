@@ -55,6 +55,7 @@ public final class RcConnect {
         private int maxDestRdAtomic = 1;
         private int accessFlags = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
         private int extensions;
+        private int peerReceiveBuffer;
 
         /** ibv_rc_pingpong's values: MTU 1024, min_rnr_timer 12, timeout 14, retry_cnt 7, rnr_retry 7, rd_atomic 1/1, all access. */
         public static Params defaults() {
@@ -90,6 +91,9 @@ public final class RcConnect {
          * every other peer.
          */
         public Params extensions(int v) { extensions = v; return this; }
+        /** The peer device's receive buffer, when a jroce peer told it ({@link QueuePair#setPeerReceiveBuffer}); 0 unknown. */
+        public Params peerReceiveBuffer(int v) { peerReceiveBuffer = v; return this; }
+        public int peerReceiveBuffer() { return peerReceiveBuffer; }
         public int extensions() { return extensions; }
 
         @Override
@@ -112,6 +116,7 @@ public final class RcConnect {
         toInit(qp, p);
         if (qp.state() == QpState.INIT) {
             if (qp.extensions() != p.extensions) qp.setExtensions(p.extensions);
+            if (qp.peerReceiveBuffer() != p.peerReceiveBuffer) qp.setPeerReceiveBuffer(p.peerReceiveBuffer);
             qp.modify(new QpAttr().state(QpState.RTR)
                     .dest(remote.address(), remote.udpPort())
                     .pathMtu(p.mtu)

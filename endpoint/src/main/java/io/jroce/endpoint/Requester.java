@@ -194,9 +194,12 @@ final class Requester {
         return comp.recovery().pastWindow(span, windowLimit());
     }
 
-    /** PSNs that may be unacknowledged: the device window under flow control, and the congestion window when that is on. */
+    /**
+     * PSNs that may be unacknowledged: the device window under flow control (our receive buffer, and the peer's when
+     * it told us), and the congestion window when that is on.
+     */
     private int windowLimit() {
-        return Math.min(flow.windowFor(qp.mtu), qp.completer.congestionWindow().limit());
+        return Math.min(Math.min(flow.windowFor(qp.mtu), qp.peerWindow()), qp.completer.congestionWindow().limit());
     }
 
     private void start(SendWqe w) {

@@ -80,16 +80,63 @@ class FlowControlTest {
     }
 
     /**
+     * A receiver whose buffer is smaller than the sender's (about 200 KB against 4 MiB): a sender counting only its own
+     * buffer keeps 128 PSNs of 4 KiB in flight, more than twice what the receiver's kernel queues; told the peer's
+     * buffer (as a jroce peer tells it out of band), it keeps within it and nothing is dropped or resent. The same
+     * transfer with the sender not told is run first and its retransmissions printed, for comparison.
+     */
+    @Test
+    void aSenderToldThePeersSmallerBufferKeepsWithinIt() throws Exception {
+        int asked = 100_000;
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.15.6")).port(0).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.15.7")).port(0).socketBufferBytes(asked).tailProbeMicros(0))) {
+            int peerBuffer = p.b.receiveBufferBytes();
+            assertTrue(peerBuffer < p.a.receiveBufferBytes() / 4, "the receiver's buffer is the smaller: " + peerBuffer);
+            int n = 8 << 20;
+            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            byte[] data = new byte[n];
+            new Random(11).nextBytes(data);
+            src.buffer().put(data);
+            for (boolean told : new boolean[] {false, true}) {
+                Pair.Conn c = connect(p, Mtu.MTU_4096, told ? 0x30 : 0x50, told ? 0x40 : 0x60, told ? peerBuffer : 0);
+                assertEquals(told ? FlowBudget.capacity(peerBuffer, 4096) : Integer.MAX_VALUE,
+                        (int) p.a.transport().call(c.qpA::peerWindow), "the window the peer's buffer allows");
+                long resentBefore = p.a.counters().retransmits;
+                dst.buffer().put(0, new byte[n]);
+                c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
+                WorkCompletion wc = Pair.await(c.cqA, 1, 60_000).get(0);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                byte[] got = new byte[n];
+                dst.buffer().get(0, got);
+                assertArrayEquals(data, got);
+                long resent = p.a.counters().retransmits - resentBefore;
+                System.out.printf("FlowControlTest: peer buffer %d bytes %s: %d retransmissions, QP %s%n", peerBuffer,
+                        told ? "told" : "not told", resent, c.qpA.counters());
+                if (told) {
+                    assertEquals(0, resent, "nothing dropped at the receiver's socket, so nothing resent: " + c.qpA.counters());
+                    assertEquals(0, c.qpB.counters().seqNaksSent, "no gap seen by the responder: " + c.qpB.counters());
+                }
+            }
+        }
+    }
+
+    private static Pair.Conn connect(Pair p, Mtu mtu, int psnA, int psnB) {
+        return connect(p, mtu, psnA, psnB, 0);
+    }
+
+    /**
      * An RC pair with a local ACK timeout of about 1 s (exponent 18) instead of the test default's 67 ms: a drop still
      * shows at once as a sequence NAK and a rewind (counted in {@code retransmits}), but a machine loaded by other work
      * does not fire the timer for packets that were only slow.
      */
-    private static Pair.Conn connect(Pair p, Mtu mtu, int psnA, int psnB) {
+    private static Pair.Conn connect(Pair p, Mtu mtu, int psnA, int psnB, int peerBufferOfB) {
         CompletionQueue cqA = p.a.createCq(16);
         CompletionQueue cqB = p.b.createCq(16);
         QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
         QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
         RcConnect.connectPair(qa, psnA, qb, psnB, RcConnect.Params.defaults().mtu(mtu).timeout(18).retryCnt(7));
+        if (peerBufferOfB > 0) qa.setPeerReceiveBuffer(peerBufferOfB);
         return new Pair.Conn(qa, cqA, qb, cqB);
     }
 }

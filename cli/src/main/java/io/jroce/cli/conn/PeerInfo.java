@@ -50,6 +50,24 @@ public record PeerInfo(int lid, int qpn, int psn, Gid gid, int mtu, int outReads
      */
     public static final String EXTENSIONS_REGION = "\0jroce-extensions";
 
+    /**
+     * The pseudo-region that carries the size of the sender's device's socket receive buffer in bytes (in its
+     * {@code va}), so that the peer keeps no more in flight towards it than it holds. As {@link #EXTENSIONS_REGION}.
+     */
+    public static final String RECEIVE_BUFFER_REGION = "\0jroce-receive-buffer";
+
+    /** The peer device's receive buffer in bytes (0: not told, e.g. an older jroce release). */
+    public int receiveBuffer() {
+        return region(RECEIVE_BUFFER_REGION).map(r -> (int) Math.min(Integer.MAX_VALUE, Math.max(0, r.va()))).orElse(0);
+    }
+
+    /** The same information telling the peer this device's receive buffer of {@code bytes}; 0 tells nothing. */
+    public PeerInfo withReceiveBuffer(int bytes) {
+        List<RemoteRegion> rs = new java.util.ArrayList<>(regions.stream().filter(r -> !r.name().equals(RECEIVE_BUFFER_REGION)).toList());
+        if (bytes > 0) rs.add(new RemoteRegion(RECEIVE_BUFFER_REGION, bytes, 0, 0));
+        return withRegions(rs);
+    }
+
     /** The extensions the peer offers (0: none, e.g. an older jroce release). */
     public int extensions() {
         return region(EXTENSIONS_REGION).map(r -> (int) r.va()).orElse(0);
@@ -57,14 +75,14 @@ public record PeerInfo(int lid, int qpn, int psn, Gid gid, int mtu, int outReads
 
     /** The same information offering {@code flags} ({@code JroceExtensions}); 0 offers none. */
     public PeerInfo withExtensions(int flags) {
-        List<RemoteRegion> rs = new java.util.ArrayList<>(published());
+        List<RemoteRegion> rs = new java.util.ArrayList<>(regions.stream().filter(r -> !r.name().equals(EXTENSIONS_REGION)).toList());
         if (flags != 0) rs.add(new RemoteRegion(EXTENSIONS_REGION, flags, 0, 0));
         return withRegions(rs);
     }
 
-    /** The regions without the extensions pseudo-region: what the application published. */
+    /** The regions without the pseudo-regions (names that start with NUL): what the application published. */
     public List<RemoteRegion> published() {
-        return regions.stream().filter(r -> !r.name().equals(EXTENSIONS_REGION)).toList();
+        return regions.stream().filter(r -> !r.name().startsWith("\0")).toList();
     }
 
     /** The region called {@code name}, if the peer published one. */

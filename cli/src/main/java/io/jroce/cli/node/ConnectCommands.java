@@ -178,7 +178,7 @@ final class ConnectCommands {
             }
             // a jroce peer offers its transport extensions; what both offer is used, nothing with an older peer
             PeerInfo local = new PeerInfo(0, q.qp.qpNum(), psn, x.device.gid(0), mtu.bytes(), rd, published)
-                    .withExtensions(io.jroce.endpoint.JroceExtensions.ALL);
+                    .withExtensions(io.jroce.endpoint.JroceExtensions.ALL).withReceiveBuffer(x.device.receiveBufferBytes());
             boolean listen = s.verb().equals("listen");
             InetAddress host = listen ? null : v.get(s, "host", Type.ADDRESS, settings.peer());
             if (listen) {
@@ -207,7 +207,7 @@ final class ConnectCommands {
             int maxRd = peer.outReads() > 0 ? Math.min(rd, peer.outReads()) : rd;
             RcConnect.Params p = RcConnect.Params.defaults().mtu(mtu).maxDestRdAtomic(rd).maxRdAtomic(maxRd)
                     .accessFlags(q.access).timeout(DEFAULT_ACK_TIMEOUT)
-                    .extensions(local.extensions() & peer.extensions());
+                    .extensions(local.extensions() & peer.extensions()).peerReceiveBuffer(peer.receiveBuffer());
             if (s.has("ack_timeout")) p.timeout((int) v.value(s.arg("ack_timeout"), Type.SMALL));
             if (s.has("retry_cnt")) p.retryCnt((int) v.value(s.arg("retry_cnt"), Type.SMALL));
             if (s.has("rnr_retry")) p.rnrRetry((int) v.value(s.arg("rnr_retry"), Type.SMALL));
@@ -219,9 +219,10 @@ final class ConnectCommands {
             for (RemoteRegion r : peer.published()) {
                 regions.append(regions.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
             }
-            out.printf("%s %s: connected QPN 0x%06x PSN 0x%06x to %s QPN 0x%06x PSN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%n",
+            out.printf("%s %s: connected QPN 0x%06x PSN 0x%06x to %s QPN 0x%06x PSN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%s%n",
                     s.verb(), qpName, q.qp.qpNum(), psn, IpText.of(peer.gid().toInetAddress()), peer.qpn(), peer.psn(), mtu.bytes(),
-                    maxRd, regions.length() == 0 ? "none" : regions, io.jroce.endpoint.JroceExtensions.toString(q.qp.extensions()));
+                    maxRd, regions.length() == 0 ? "none" : regions, io.jroce.endpoint.JroceExtensions.toString(q.qp.extensions()),
+                    peer.receiveBuffer() > 0 ? "; peer receive buffer " + peer.receiveBuffer() + " bytes" : "");
         }
     }
 }

@@ -92,6 +92,22 @@ class JroceHandshakeTest {
         assertEquals(0, sample().withExtensions(0).extensions());
     }
 
+    /** The receive buffer travels the same way, beside the extensions, and leaves the application's regions alone. */
+    @Test
+    void theReceiveBufferTravelsAsAPseudoRegionToo() throws Exception {
+        PeerInfo telling = sample().withExtensions(io.jroce.endpoint.JroceExtensions.ALL).withReceiveBuffer(131072);
+        byte[] msg = JroceHandshake.encode(telling);
+        assertTrue(HexFormat.of().formatHex(msg).contains(HexFormat.of().formatHex("\0jroce-receive-buffer".getBytes()) + "0008"
+                + "0000000000020000"), "the pseudo-region carries the bytes in its va");
+        PeerInfo got = JroceHandshake.decode(msg);
+        assertEquals(131072, got.receiveBuffer());
+        assertEquals(3, got.extensions());
+        assertEquals(sample().regions(), got.published(), "the application's regions are unchanged");
+        assertEquals(0, JroceHandshake.decode(JroceHandshake.encode(sample())).receiveBuffer(), "an older release tells nothing");
+        assertEquals(List.of(), sample().withReceiveBuffer(131072).withReceiveBuffer(0).regions().stream()
+                .filter(r -> r.name().startsWith("\0")).toList(), "0 takes it away");
+    }
+
     private static byte[] header(int version, int bodyLength) {
         return ByteBuffer.allocate(10).putInt(0x4a524345).putShort((short) version).putInt(bodyLength).array();
     }
