@@ -98,8 +98,13 @@ final class CmConnect {
                             told = true;
                         }
                         id.close();
+                        // the REJ moved the QP to ERR, as rdma_cm does (cma.c cma_ib_handler: cma_modify_qp_err), which
+                        // flushed the receives posted before: their WR_FLUSH_ERR completions go, and they are posted
+                        // again on the QP made ready for the next REQ
+                        x.completions.discardFlushed(q.qp.recvCq(), q.qp.qpNum());
                         q.qp.modify(new QpAttr().state(QpState.RESET));
                         RcConnect.toInit(q.qp, RcConnect.Params.defaults().accessFlags(q.access));
+                        for (io.jroce.endpoint.ReceiveWorkRequest r : q.unconnectedRecvs) q.qp.postRecv(r);
                         Thread.sleep(100);
                         continue;
                     }
@@ -127,6 +132,7 @@ final class CmConnect {
         }
         q.cmId = id;
         q.cmEvents = ch;
+        q.unconnectedRecvs.clear();
         QpAttr a = q.qp.query();
         InetAddress peer = id.remoteAddress();
         q.peer = new PeerInfo(0, a.destQpNum(), a.rqPsn(), Gid.of(peer), a.pathMtu().bytes(), a.maxRdAtomic(), regions);

@@ -84,6 +84,23 @@ final class Completions {
         return wc;
     }
 
+    /**
+     * Takes out of {@code cq} and its backlog every flushed completion (WR_FLUSH_ERR) of QP {@code qpn}; returns how
+     * many. For a QP that was never connected, these are the receives a REJ flushed.
+     */
+    int discardFlushed(CompletionQueue cq, int qpn) throws Failure, InterruptedException {
+        drainOverrun(cq, 0);
+        int n = 0;
+        for (Iterator<WorkCompletion> it = backlog.get(cq).iterator(); it.hasNext(); ) {
+            WorkCompletion wc = it.next();
+            if (wc.qpNum() == qpn && wc.status() == WcStatus.WR_FLUSH_ERR) {
+                it.remove();
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** The completions left in the backlog, described. */
     List<String> waiting(CompletionQueue cq) {
         return backlog.get(cq).stream().map(Completions::describe).toList();

@@ -72,8 +72,8 @@ final class ConnectCommands {
             "connect [qp=QP] [host=ADDR] [port=N] [publish=MR,...] [mtu=N] [psn=N] [rd_atomic=N] [timeout=DUR] [ack_timeout=N] "
                     + "[retry_cnt=N] [rnr_retry=N] [min_rnr_timer=N] [cm]",
             "connect to a listening peer (default host: --peer), retrying until it listens; then as listen; with cm: an rdma_cm "
-                    + "connect (rdma_connect) to port N of the peer's QP 1, retried while it answers REJ 8 (nobody listens), "
-                    + "ack_timeout= as with listen; a UD QP "
+                    + "connect (rdma_connect) to port N of the peer's QP 1, retried while it answers REJ 8 (nobody listens; the "
+                    + "receives posted before, which the REJ flushed, are posted again), ack_timeout= as with listen; a UD QP "
                     + "with cm resolves the peer's UD QP with SIDR_REQ (UDP port space; retried while nobody listens), and its "
                     + "sends then go there unless they name a destination",
             EXCHANGE, opt("host", Type.ADDRESS)));
@@ -213,6 +213,7 @@ final class ConnectCommands {
             if (s.has("rnr_retry")) p.rnrRetry((int) v.value(s.arg("rnr_retry"), Type.SMALL));
             if (s.has("min_rnr_timer")) p.minRnrTimer((int) v.value(s.arg("min_rnr_timer"), Type.SMALL));
             RcConnect.connect(q.qp, peer.rcPeer(x.device.port()), psn, p);
+            q.unconnectedRecvs.clear();
             q.peer = peer;
             q.mtu = mtu;
             StringBuilder regions = new StringBuilder();

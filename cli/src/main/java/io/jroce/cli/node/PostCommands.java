@@ -10,6 +10,7 @@ import io.jroce.cli.node.SessionSyntax.Statement;
 import io.jroce.cli.node.Syntax.Arg;
 import io.jroce.cli.node.Syntax.Positional;
 import io.jroce.endpoint.MemoryRegion;
+import io.jroce.endpoint.QpState;
 import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendFlags;
 import io.jroce.endpoint.SendWorkRequest;
@@ -51,7 +52,10 @@ final class PostCommands {
                 int[] r = x.values.range(s, mr, -1);
                 sgl = new Sge[] {new Sge(mr.address() + r[0], r[1], mr.lkey())};
             }
-            q.qp.postRecv(new ReceiveWorkRequest(wrId(x, s), sgl));
+            ReceiveWorkRequest wr = new ReceiveWorkRequest(wrId(x, s), sgl);
+            QpState before = q.qp.state();
+            q.qp.postRecv(wr);
+            if (before == QpState.RESET || before == QpState.INIT) q.unconnectedRecvs.add(wr);
         }
     };
 

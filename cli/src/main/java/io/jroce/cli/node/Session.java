@@ -72,6 +72,11 @@ final class Session {
         io.jroce.endpoint.cm.CmEventChannel cmEvents;
         /** A UD QP's peer as {@code connect cm} resolved it over SIDR: where its sends go unless they name one. */
         io.jroce.endpoint.cm.CmUdParam udPeer;
+        /**
+         * The receives posted while the QP was never connected (RESET or INIT): nothing can have completed them, so
+         * they are exactly what a REJ to {@code connect cm} flushes, and what its retry posts again.
+         */
+        final List<io.jroce.endpoint.ReceiveWorkRequest> unconnectedRecvs = new ArrayList<>();
 
         Qp(QueuePair qp, int access) {
             this.qp = qp;

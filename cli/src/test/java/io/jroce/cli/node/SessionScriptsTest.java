@@ -164,6 +164,53 @@ public class SessionScriptsTest {
         assertTrue(r[0].out().contains("peer regions: none; extensions: selective-repeat,congestion-control"), r[0].out());
     }
 
+    /**
+     * A {@code connect cm} that the peer refuses because it does not listen yet (REJ 8) is made again until it does.
+     * The REJ moves the QP to ERR, as rdma_cm does, which flushes the receive posted before connect; the retry must
+     * post it again and drop its WR_FLUSH_ERR, or the receive that the connection was made for fails later. The
+     * passive side listens for the second QP a little after the first connection's message, so the active side's
+     * REQ for it comes first (the test is about the retry, so it is skipped in the rare run where it does not).
+     */
+    @Test
+    void aRefusedConnectionManagerConnectKeepsItsPostedReceives() throws Exception {
+        int first = SessionHarness.port();
+        int second = SessionHarness.port();
+        String passive = """
+                cq c
+                qp a
+                qp b
+                mr m size=64
+                recv qp=a mr=m wr_id=1
+                listen qp=a cm port=%d
+                expect wr_id=1 opcode=RECV len=4
+                sleep 300ms
+                listen qp=b cm port=%d
+                fill m text=bye
+                send qp=b mr=m len=3 wr_id=2
+                expect wr_id=2 opcode=SEND
+                """.formatted(first, second);
+        String active = """
+                cq c
+                qp a
+                qp b
+                mr m size=64
+                mr r size=64
+                recv qp=b mr=r wr_id=9
+                connect qp=a cm port=%d
+                send qp=a mr=m len=4 wr_id=1
+                expect wr_id=1 opcode=SEND
+                connect qp=b cm port=%d
+                expect wr_id=9 opcode=RECV len=3
+                compare r len=3 text=bye
+                """.formatted(first, second);
+        Result[] r = pair(dir, passive, active, List.of(), List.of());
+        org.junit.jupiter.api.Assumptions.assumeTrue(r[1].out().contains("connect b: 127.0.2.1 port " + second + " refused (REJ 8"),
+                "the REQ for b came after the peer listened: nothing refused, nothing to retry\n" + show(r[1]));
+        assertEquals(0, r[1].exit(), show(r[1]));
+        assertEquals(0, r[0].exit(), show(r[0]));
+        assertTrue(r[1].out().contains("expect ok: wr_id=9 SUCCESS RECV len=3"), r[1].out());
+    }
+
     @Test
     void aConnectionManagerConnectRefusesWhatTheCmDecides() throws Exception {
         Result r = SessionHarness.single(dir, "cq c\nqp q\nconnect cm host=127.0.2.9 psn=5\n");
