@@ -30,11 +30,10 @@ class FlowControlTest {
 
             Pair.Conn c = connect(p, Mtu.MTU_4096, 0x10, 0x20);
             int n = 4 << 20;
-            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            byte[] data = new byte[n];
-            new Random(9).nextBytes(data);
-            src.buffer().put(data);
+            Regions rg = Regions.of(p, n, 9);
+            MemoryRegion src = rg.src();
+            MemoryRegion dst = rg.dst();
+            byte[] data = rg.data();
             for (int i = 0; i < 4; i++) {
                 c.qpA.postSend(new SendWorkRequest(i, WrOpcode.RDMA_WRITE, Sge.of(src, i * (n / 4), n / 4))
                         .remote(dst.address() + i * (n / 4), dst.rkey()).signaled());
@@ -93,11 +92,10 @@ class FlowControlTest {
             int peerBuffer = p.b.receiveBufferBytes();
             assertTrue(peerBuffer < p.a.receiveBufferBytes() / 4, "the receiver's buffer is the smaller: " + peerBuffer);
             int n = 8 << 20;
-            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
-            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            byte[] data = new byte[n];
-            new Random(11).nextBytes(data);
-            src.buffer().put(data);
+            Regions rg = Regions.of(p, n, 11);
+            MemoryRegion src = rg.src();
+            MemoryRegion dst = rg.dst();
+            byte[] data = rg.data();
             for (boolean told : new boolean[] {false, true}) {
                 Pair.Conn c = connect(p, Mtu.MTU_4096, told ? 0x30 : 0x50, told ? 0x40 : 0x60, told ? peerBuffer : 0);
                 assertEquals(told ? FlowBudget.capacity(peerBuffer, 4096) : Integer.MAX_VALUE,
@@ -123,6 +121,18 @@ class FlowControlTest {
 
     private static Pair.Conn connect(Pair p, Mtu mtu, int psnA, int psnB) {
         return connect(p, mtu, psnA, psnB, 0);
+    }
+
+    /** A source region on A holding {@code n} random bytes ({@code seed}), and a writable target of that size on B. */
+    private record Regions(MemoryRegion src, MemoryRegion dst, byte[] data) {
+        static Regions of(Pair p, int n, long seed) {
+            MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            byte[] data = new byte[n];
+            new Random(seed).nextBytes(data);
+            src.buffer().put(data);
+            return new Regions(src, dst, data);
+        }
     }
 
     /**
