@@ -68,7 +68,7 @@ final class Completer {
         }
         recovery.reset(startPsn);
         if ((qp.extensions & JroceExtensions.CONGESTION_CONTROL) != 0) {
-            cc = new CongestionControl(recovery.windowCeiling(ctx.maxUnackedPsns()));
+            cc = new CongestionControl(recovery.windowCeiling(ctx.maxUnackedPsns()), ctx.pathRtt(qp.destAddress));
         } else {
             cc = CongestionWindow.NONE;
         }

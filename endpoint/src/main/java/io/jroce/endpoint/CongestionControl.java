@@ -6,7 +6,9 @@ package io.jroce.endpoint;
  * acknowledgements the completer already handles. Three signals, each from a published design:
  * <ul>
  * <li>delay (Swift, Kumar et al. SIGCOMM 2020): the completer's round-trip samples against a target of the
- *     smallest round trip seen plus {@link #TARGET_QUEUE_NANOS} of queueing; below it the window grows by one
+ *     smallest round trip seen plus {@link #TARGET_QUEUE_NANOS} of queueing, the smallest of every such QP of the
+ *     event loop to the same peer address ({@link PathRtt}: a QP that joined behind a standing queue takes the
+ *     base its neighbours measured, where Swift uses a configured base delay); below it the window grows by one
  *     packet per window acknowledged (additive increase), above it shrinks by {@code beta·(rtt-target)/rtt}, at
  *     most once per round trip and by at most half;</li>
  * <li>loss: a new loss recovery (SACK, sequence NAK) halves the window once per round trip when the last round trip
@@ -57,6 +59,8 @@ final class CongestionControl implements CongestionWindow {
     static final long UNSAMPLED_ROUND_NANOS = 1_000_000;
 
     private final int ceiling;
+    /** The smallest round trip of every congestion-controlled QP of this loop to the same peer: the target's base. */
+    private final PathRtt path;
     double window = INITIAL_WINDOW;
     private long minRtt = Long.MAX_VALUE;
     /** The last round-trip samples, for the standing round trip. */
@@ -84,7 +88,12 @@ final class CongestionControl implements CongestionWindow {
     double lossRate;
 
     CongestionControl(int ceiling) {
+        this(ceiling, new PathRtt());
+    }
+
+    CongestionControl(int ceiling, PathRtt path) {
         this.ceiling = ceiling;
+        this.path = path;
         window = Math.min(INITIAL_WINDOW, ceiling);
     }
 
@@ -135,6 +144,7 @@ final class CongestionControl implements CongestionWindow {
     public void onRtt(long rtt, long now) {
         if (rtt <= 0) return;
         if (rtt < minRtt) minRtt = rtt;
+        if (rtt < path.minNanos) path.minNanos = rtt;
         recent[recentNext] = rtt;
         recentNext = (recentNext + 1) % STANDING_SAMPLES;
         if (recentCount < STANDING_SAMPLES) recentCount++;
@@ -142,7 +152,7 @@ final class CongestionControl implements CongestionWindow {
         for (int i = 0; i < recentCount; i++) standing = Math.min(standing, recent[i]);
         rtt = standing;
         standingRtt = standing;
-        long target = minRtt + TARGET_QUEUE_NANOS + flowScaling(window);
+        long target = path.minNanos + TARGET_QUEUE_NANOS + flowScaling(window);
         belowTarget = rtt < target;
         if (!belowTarget && now - lastDecrease >= rtt) {
             double f = Math.max(1 - BETA * (rtt - target) / rtt, 1 - MAX_DECREASE);

@@ -23,6 +23,9 @@ interface EngineContext {
     /** Most PSNs a QP may have unacknowledged. */
     int maxUnackedPsns();
 
+    /** The shared smallest round trip to {@code peer} of this loop's congestion-controlled QPs. */
+    PathRtt pathRtt(java.net.InetAddress peer);
+
     /** The tail-loss probe interval, 0 when off. */
     long tailProbeNanos();
 

@@ -165,6 +165,8 @@ final class Transport implements EngineContext {
     @Override public KeyTable keys() { return keys; }
     @Override public FlowBudget flow() { return flow; }
     @Override public int maxUnackedPsns() { return config.maxUnackedPsns; }
+    private final PathRtt.Table pathRtts = new PathRtt.Table();
+    @Override public PathRtt pathRtt(java.net.InetAddress peer) { return pathRtts.of(peer); }
     @Override public long tailProbeNanos() { return config.tailProbeNanos; }
 
     /**

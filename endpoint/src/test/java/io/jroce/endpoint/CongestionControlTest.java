@@ -144,6 +144,31 @@ class CongestionControlTest {
         assertEquals(CongestionControl.MIN_WINDOW, cc.window, 1e-9, "resent share " + cc.lossRate);
     }
 
+    /**
+     * A QP that joined behind a standing queue (its first samples 8 ms, on a path whose round trip is 0.1 ms) keeps
+     * its window when it knows only its own minimum, and so keeps the queue; sharing the path's minimum with a QP to
+     * the same peer that measured 0.1 ms, it reads the 8 ms as queueing and cuts.
+     */
+    @Test
+    void aLateQpTakesThePathsMinimumFromItsNeighbour() {
+        long now = 1_000_000;
+        PathRtt shared = new PathRtt();
+        CongestionControl early = new CongestionControl(128, shared);
+        early.onRtt(100 * US, now);
+        CongestionControl late = new CongestionControl(128, shared);
+        CongestionControl alone = new CongestionControl(128, new PathRtt());
+        late.window = 64;
+        alone.window = 64;
+        for (int i = 0; i < 10; i++) {
+            now += 8000 * US;
+            late.onRtt(8000 * US, now);
+            alone.onRtt(8000 * US, now);
+        }
+        assertEquals(64, alone.window, 1e-9, "its own minimum is the queue's: no cut");
+        assertEquals(CongestionControl.MIN_WINDOW, late.window, 1e-9, "the path's minimum shows the queue: cut once per round trip");
+        assertEquals(100 * US, shared.minNanos, "the late QP's samples leave the path's minimum alone");
+    }
+
     /** Random loss at 5 % (the lossy-Ethernet target's rate), no queue: the resent share never reads as heavy. */
     @Test
     void randomLossAtFivePercentIsNeverHeavy() {
