@@ -73,6 +73,11 @@ final class GoBackN implements LossRecovery {
     }
 
     @Override
+    public boolean holds(int psn) {
+        return false;
+    }
+
+    @Override
     public void onSequenceNak(int psn, int msn) {
         comp.qp().counters.seqNaksReceived++;
         comp.retry(psn);

@@ -42,6 +42,12 @@ interface LossRecovery {
      */
     boolean ackPastReadMeansLoss();
 
+    /**
+     * Whether the responder is known to hold {@code psn} already (selective repeat: it SACKed it), so that a rewind
+     * (an RNR NAK) need not send it again. Go-Back-N: never, its responder keeps nothing past a gap.
+     */
+    boolean holds(int psn);
+
     /** A PSN sequence error NAK: the responder expects {@code psn}; {@code msn} is its AETH's MSN field. */
     void onSequenceNak(int psn, int msn);
 

@@ -233,6 +233,12 @@ final class Requester {
         }
         while (w.nextPkt < w.npkts) {
             int psn = Psn.add(w.firstPsn, w.nextPkt);
+            if (w.nextPkt < w.sentHigh && comp.recovery().holds(psn)) {
+                // a rewind (RNR NAK) over packets the responder holds (SACKed): only its holes go again, as after a
+                // sequence NAK; resending the held ones would burst up to the store's size into the peer's buffer
+                w.nextPkt++;
+                continue;
+            }
             if (w.nextPkt > 0 && windowFull(comp, psn)) return false;
             if (w.nextPkt > 0 && w.nextPkt >= w.sentHigh && !flow.allows(qp)) { // resends are counted already
                 if (!lastAskedAck) {

@@ -98,6 +98,11 @@ final class SelectiveRepeat implements LossRecovery {
         return false;
     }
 
+    @Override
+    public boolean holds(int psn) {
+        return sack.isSacked(psn);
+    }
+
     /**
      * A SACK: the responder holds the run the MSN field names and expects {@code expected} (already applied as a
      * cumulative acknowledgement as far as it goes: not past an unanswered READ). Enters recovery if not in it, then

@@ -149,6 +149,44 @@ class SelectiveRepeatTest {
      * One signaled RDMA WRITE of {@code n} seeded random bytes from A to B; asserts that it completes within
      * {@code millis} and that B's region then holds exactly those bytes.
      */
+    /**
+     * An RNR NAK between selective-repeat peers: the responder has no receive for the first of four SENDs of 16
+     * packets (posted at once), NAKs it RNR and holds what comes after it (SACKed). Once receives are posted, only what
+     * it does not hold goes again: nothing it held is resent, so no duplicate reaches it. (Resending from the RNR-NAKed
+     * PSN whole, as Go-Back-N does, sent the held packets again: up to the store's 1024 per NAK, a burst that a small
+     * socket buffer drops.)
+     */
+    @Test
+    void afterAnRnrNakOnlyWhatTheResponderDoesNotHoldIsResent() throws Exception {
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.21")).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.41.22")).tailProbeMicros(0))) {
+            Pair.Conn c = connect(p, 0x500, 0x600, SR);
+            int len = 16 * 256; // 16 packets at MTU 256
+            MemoryRegion src = p.pdA.allocateAndRegister(4 * len, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(4 * len, Access.LOCAL_WRITE);
+            byte[] data = new byte[4 * len];
+            new Random(7).nextBytes(data);
+            src.buffer().put(data);
+            for (int i = 0; i < 4; i++) c.qpA.postSend(new SendWorkRequest(i, WrOpcode.SEND, Sge.of(src, i * len, len)).signaled());
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (c.qpB.counters().rnrNaksSent == 0) { // the counters are read on the loop, after the NAK left
+                assertTrue(System.nanoTime() < deadline, "no RNR NAK: " + c.qpB.counters());
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
+            for (int i = 0; i < 4; i++) c.qpB.postRecv(new ReceiveWorkRequest(i, Sge.of(dst, i * len, len)));
+            for (WorkCompletion wc : Pair.await(c.cqA, 4, 10_000)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            for (WorkCompletion wc : Pair.await(c.cqB, 4, 10_000)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            byte[] got = new byte[4 * len];
+            dst.buffer().get(got);
+            assertArrayEquals(data, got);
+            QpCounters a = c.qpA.counters();
+            QpCounters b = c.qpB.counters();
+            System.out.println("afterAnRnrNak: requester " + a + "\nresponder " + b);
+            assertTrue(b.outOfOrder > 0, "the responder held packets past the RNR-NAKed one: " + b);
+            assertEquals(0, b.duplicatesSeen, "nothing it held was sent again: " + b);
+        }
+    }
+
     private static void writeWhole(Pair p, Pair.Conn c, int n, long seed, long millis) throws Exception {
         MemoryRegion src = p.pdA.allocateAndRegister(n, Access.LOCAL_WRITE);
         MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);

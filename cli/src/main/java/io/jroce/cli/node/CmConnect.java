@@ -54,13 +54,14 @@ final class CmConnect {
         CmConnParam param = CmConnParam.defaults().responderResources(rd).initiatorDepth(rd).extensions(JroceExtensions.ALL);
         if (s.has("retry_cnt")) param.retryCount((int) v.value(s.arg("retry_cnt"), Type.SMALL));
         if (s.has("rnr_retry")) param.rnrRetryCount((int) v.value(s.arg("rnr_retry"), Type.SMALL));
-        param.privateData(encode(published, listen ? REP_ROOM : REQ_ROOM, s.verb()));
+        param.privateData(withReceiveBuffer(published, x.device.receiveBufferBytes(), listen ? REP_ROOM : REQ_ROOM, s.verb()));
         // rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) on the id before rdma_connect / rdma_accept; else the path's
         int ackTimeout = s.has("ack_timeout") ? (int) v.value(s.arg("ack_timeout"), Type.SMALL) : -1;
         long deadline = System.nanoTime() + timeout.toNanos();
         CmEventChannel ch = new CmEventChannel();
         CmId id;
         List<RemoteRegion> regions;
+        int peerBuffer = 0;
         try {
             if (listen) {
                 CmId listener = CmId.create(x.cm(), ch);
@@ -74,6 +75,8 @@ final class CmConnect {
                     if (req.type() != CmEventType.CONNECT_REQUEST) throw new Failure("listen: unexpected " + req);
                     id = req.id();
                     regions = decode(req.privateData());
+                    peerBuffer = receiveBuffer(regions);
+                    regions = published(regions);
                     if (ackTimeout >= 0) id.setAckTimeout(ackTimeout);
                     id.useQp(q.qp);
                     id.accept(param);
@@ -117,6 +120,8 @@ final class CmConnect {
                                 + (e.type() == CmEventType.UNREACHABLE ? " (no answer to the REQ)" : ""));
                     }
                     regions = decode(e.privateData());
+                    peerBuffer = receiveBuffer(regions);
+                    regions = published(regions);
                     break;
                 }
             }
@@ -133,6 +138,7 @@ final class CmConnect {
         q.cmId = id;
         q.cmEvents = ch;
         q.unconnectedRecvs.clear();
+        if (peerBuffer > 0) q.qp.setPeerReceiveBuffer(peerBuffer);
         QpAttr a = q.qp.query();
         InetAddress peer = id.remoteAddress();
         q.peer = new PeerInfo(0, a.destQpNum(), a.rqPsn(), Gid.of(peer), a.pathMtu().bytes(), a.maxRdAtomic(), regions);
@@ -141,9 +147,10 @@ final class CmConnect {
         for (RemoteRegion r : regions) {
             names.append(names.length() == 0 ? "" : ", ").append(r.name()).append(" (").append(r.length()).append(" bytes)");
         }
-        x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%n",
+        x.out.printf("%s %s: connected by the CM, QPN 0x%06x to %s QPN 0x%06x, MTU %d, rd_atomic %d; peer regions: %s; extensions: %s%s%n",
                 s.verb(), qpName, q.qp.qpNum(), IpText.of(peer), a.destQpNum(), a.pathMtu().bytes(), a.maxRdAtomic(),
-                names.length() == 0 ? "none" : names, JroceExtensions.toString(q.qp.extensions()));
+                names.length() == 0 ? "none" : names, JroceExtensions.toString(q.qp.extensions()),
+                peerBuffer > 0 ? "; peer receive buffer " + peerBuffer + " bytes" : "");
     }
 
     /**
@@ -260,6 +267,37 @@ final class CmConnect {
         byte[] out = new byte[regions.isEmpty() ? 0 : b.position()];
         b.flip().get(out);
         return out;
+    }
+
+    /** The pseudo-region that tells the peer this device's socket receive buffer (its va), as the TCP exchange does. */
+    static final String RECEIVE_BUFFER = "\0rb";
+
+    /**
+     * The published regions and, when it fits in the private data after them, this device's receive buffer as a
+     * pseudo-region: the requester towards us then keeps no more in flight than it holds.
+     */
+    static byte[] withReceiveBuffer(List<RemoteRegion> published, int bytes, int room, String verb) throws Failure {
+        byte[] plain = encode(published, room, verb);
+        List<RemoteRegion> more = new ArrayList<>(published);
+        more.add(new RemoteRegion(RECEIVE_BUFFER, bytes, 0, 0));
+        try {
+            return encode(more, room, verb);
+        } catch (Failure tooLong) {
+            return plain;
+        }
+    }
+
+    /** The peer's receive buffer from its pseudo-region, 0 when it told none. */
+    static int receiveBuffer(List<RemoteRegion> regions) {
+        for (RemoteRegion r : regions) {
+            if (r.name().equals(RECEIVE_BUFFER)) return (int) Math.min(Integer.MAX_VALUE, Math.max(0, r.va()));
+        }
+        return 0;
+    }
+
+    /** The regions without pseudo-regions (names that start with NUL). */
+    static List<RemoteRegion> published(List<RemoteRegion> regions) {
+        return regions.stream().filter(r -> !r.name().startsWith("\0")).toList();
     }
 
     static List<RemoteRegion> decode(byte[] data) {
