@@ -152,15 +152,17 @@ class SelectiveRepeatTest {
     /**
      * An RNR NAK between selective-repeat peers: the responder has no receive for the first of four SENDs of 16
      * packets (posted at once), NAKs it RNR and holds what comes after it (SACKed). Once receives are posted, only what
-     * it does not hold goes again: nothing it held is resent, so no duplicate reaches it. (Resending from the RNR-NAKed
-     * PSN whole, as Go-Back-N does, sent the held packets again: up to the store's 1024 per NAK, a burst that a small
-     * socket buffer drops.)
+     * it does not hold goes again: what it held is not resent. (Resending from the RNR-NAKed PSN whole, as Go-Back-N
+     * does, sent every held packet again on every RNR NAK: up to the store's 1024 per NAK, a burst that a small socket
+     * buffer drops.) The responder's RNR timer is 5.12 ms, so that its SACKs reach the requester before the back-off
+     * ends; a packet not yet SACKed then (a machine that stalls that long) is rightly resent, so the bound is half of
+     * what was held, where resending from the NAKed PSN whole duplicates all of it at least once.
      */
     @Test
     void afterAnRnrNakOnlyWhatTheResponderDoesNotHoldIsResent() throws Exception {
         try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.21")).tailProbeMicros(0),
                 new DeviceConfig(Pair.addr("127.77.41.22")).tailProbeMicros(0))) {
-            Pair.Conn c = connect(p, 0x500, 0x600, SR);
+            Pair.Conn c = connect(p, 0x500, 0x600, SR, SR, 18);
             int len = 16 * 256; // 16 packets at MTU 256
             MemoryRegion src = p.pdA.allocateAndRegister(4 * len, Access.LOCAL_WRITE);
             MemoryRegion dst = p.pdB.allocateAndRegister(4 * len, Access.LOCAL_WRITE);
@@ -183,7 +185,7 @@ class SelectiveRepeatTest {
             QpCounters b = c.qpB.counters();
             System.out.println("afterAnRnrNak: requester " + a + "\nresponder " + b);
             assertTrue(b.outOfOrder > 0, "the responder held packets past the RNR-NAKed one: " + b);
-            assertEquals(0, b.duplicatesSeen, "nothing it held was sent again: " + b);
+            assertTrue(b.duplicatesSeen < b.outOfOrder / 2, "what it held was not sent again: " + b);
         }
     }
 
@@ -207,11 +209,16 @@ class SelectiveRepeatTest {
 
     /** A's QP with extensions {@code extA}, B's with {@code extB} (the same on both sides for a real pair of peers). */
     private static Pair.Conn connect(Pair p, int psnA, int psnB, int extA, int extB) {
+        return connect(p, psnA, psnB, extA, extB, 1);
+    }
+
+    /** With the responders' RNR NAK timer {@code minRnrTimer} (IBA 9.7.5.2.8's encoding: 1 is 0.01 ms, 18 is 5.12 ms). */
+    private static Pair.Conn connect(Pair p, int psnA, int psnB, int extA, int extB, int minRnrTimer) {
         CompletionQueue cqA = p.a.createCq(16);
         CompletionQueue cqB = p.b.createCq(16);
         QueuePair qa = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
         QueuePair qb = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
-        RcConnect.Params params = RcConnect.Params.defaults().mtu(Mtu.MTU_256).rdAtomic(4).minRnrTimer(1)
+        RcConnect.Params params = RcConnect.Params.defaults().mtu(Mtu.MTU_256).rdAtomic(4).minRnrTimer(minRnrTimer)
                 // a local ACK timeout of 537 ms, not rxe's 67: a machine that stalls a thread for 67 ms (seen with the
                 // rxe lab's guests running) would time out and resend what these tests count
                 .timeout(17).retryCnt(7);
