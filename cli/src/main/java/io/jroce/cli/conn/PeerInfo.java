@@ -82,6 +82,11 @@ public record PeerInfo(int lid, int qpn, int psn, Gid gid, int mtu, int outReads
 
     /** The regions without the pseudo-regions (names that start with NUL): what the application published. */
     public List<RemoteRegion> published() {
+        return published(regions);
+    }
+
+    /** {@code regions} without the pseudo-regions (names that start with NUL), wherever they travelled. */
+    public static List<RemoteRegion> published(List<RemoteRegion> regions) {
         return regions.stream().filter(r -> !r.name().startsWith("\0")).toList();
     }
 

@@ -76,7 +76,7 @@ final class CmConnect {
                     id = req.id();
                     regions = decode(req.privateData());
                     peerBuffer = receiveBuffer(regions);
-                    regions = published(regions);
+                    regions = PeerInfo.published(regions);
                     if (ackTimeout >= 0) id.setAckTimeout(ackTimeout);
                     id.useQp(q.qp);
                     id.accept(param);
@@ -121,7 +121,7 @@ final class CmConnect {
                     }
                     regions = decode(e.privateData());
                     peerBuffer = receiveBuffer(regions);
-                    regions = published(regions);
+                    regions = PeerInfo.published(regions);
                     break;
                 }
             }
@@ -293,11 +293,6 @@ final class CmConnect {
             if (r.name().equals(RECEIVE_BUFFER)) return (int) Math.min(Integer.MAX_VALUE, Math.max(0, r.va()));
         }
         return 0;
-    }
-
-    /** The regions without pseudo-regions (names that start with NUL). */
-    static List<RemoteRegion> published(List<RemoteRegion> regions) {
-        return regions.stream().filter(r -> !r.name().startsWith("\0")).toList();
     }
 
     static List<RemoteRegion> decode(byte[] data) {
