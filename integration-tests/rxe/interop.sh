@@ -81,6 +81,19 @@ nsx() { ip netns exec "$NS" "$@"; }
 # their ports (perftest's 18515, rdma_cm's) into the next case
 reap() { gx -t 10 "$1" "pkill -9 -f '^(ib_|ibv_|rping|ucmatose|udaddy|rdma_server|rdma_client)' || true" > /dev/null 2>&1 || true; }
 
+# free_port: after a case, nothing on the host may still hold RoCE's UDP port, or every later case fails to open its
+# device; a process left there (a program that ignored its end) is waited for 10 s, then killed, and the log says so
+free_port() {
+  local i pids
+  for i in $(seq 1 100); do
+    pids=$(nsx ss -uanpH 'sport = :4791' 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' ')
+    [ -n "$pids" ] || return 0
+    sleep 0.1
+  done
+  log "LAB: a process still held UDP 4791 10 s after its case ended (pid $pids); killed"
+  kill -9 $pids 2>/dev/null || true
+}
+
 # ---------------------------------------------------------------------------------------------- lab
 command -v qemu-system-x86_64 >/dev/null || { log "LAB: qemu-system-x86_64 missing (apt-get install qemu-system-x86 debootstrap)"; exit 3; }
 if [ ! -f "$JAR" ]; then
@@ -216,9 +229,11 @@ run_case() {
   else
     if [ -n "$xtool" ]; then
       # stdbuf: the program's first lines (which the wait below looks for) reach the file when it prints them
-      nsx timeout 300 java -jar "$JAR" exec --bind "$bind" -- stdbuf -oL $xtool > "$dir/jroce.out" 2> "$dir/jroce.err" &
+      # not through nsx: a function run in the background is a subshell, and the kill below would end only that
+      # subshell, leaving the program running with the device's port (ip netns exec execs its command)
+      ip netns exec "$NS" timeout 300 java -jar "$JAR" exec --bind "$bind" -- stdbuf -oL $xtool > "$dir/jroce.out" 2> "$dir/jroce.err" &
     else
-      nsx java -jar "$JAR" $jargs --bind "$bind" $oob --pcap "$dir/jroce.pcap" --counters --timeout 60 \
+      ip netns exec "$NS" java -jar "$JAR" $jargs --bind "$bind" $oob --pcap "$dir/jroce.pcap" --counters --timeout 60 \
         > "$dir/jroce.out" 2> "$dir/jroce.err" &
     fi
     JPID=$!
@@ -248,6 +263,7 @@ run_case() {
     wait "$JPID"
     jrc=$?
     JPID=
+    free_port
     set -e
   fi
   rxe_counters "$g" > "$dir/rxe-after.txt" 2>&1 || true
@@ -304,14 +320,15 @@ run_case() {
     PASSED=$((PASSED + 1)); log "PASS: $name ($(elapsed $t) s)$(summary "$dir")${note:+ [$note]}$(jroce_recovery "$dir")${wnote:+ [$wnote]}"
   elif ! guest_alive "$g"; then
     LABFAIL=$((LABFAIL + 1)); log "LAB: $name: guest $g stopped answering (emulation); ${why%; }"
-  elif [ "$role" = guest-server ] && [[ $gcmd == ib_*" -R"* ]] && [ "${RETRYING:-0}" -lt 3 ] \
-      && grep -q 'RDMA_CM_EVENT_REJECTED; error: 8' "$dir/jroce.err" "$dir/jroce.out" 2>/dev/null; then
+  elif [[ $gcmd == ib_*" -R"* ]] && [ "${RETRYING:-0}" -lt 3 ] \
+      && grep -q 'RDMA_CM_EVENT_REJECTED; error: 8' "$dir/jroce.err" "$dir/jroce.out" "$dir/guest.out" 2>/dev/null; then
     # perftest -R's own race: after the exchange on its first connection the server opens a second listener for
     # the test QPs while the client connects them; a client whose REQ comes first gets REJ 8 (no listener: cm.c
-    # cm_req_handler), as a kernel client would, and perftest does not retry. An emulated guest server is slow
-    # to listen, so the case is run again (three times at most), and the report says so.
+    # cm_req_handler), as a kernel client would, and perftest does not retry. It happens in both roles (the
+    # server is perftest's code either way: in the guest, or on the host through jroce's libraries), so the case
+    # is run again (three times at most), and the report says so.
     local tries=$(( ${RETRYING:-0} + 1 ))
-    log "RETRY $tries: $name: the guest's perftest -R server rejected the test connection (REJ 8: its second listener was not up yet)"
+    log "RETRY $tries: $name: perftest -R's server rejected the test connection (REJ 8: its second listener was not up yet)"
     mv "$dir" "$dir.rej8-$tries"
     RETRYING=$tries run_case "$@"
   else
