@@ -111,6 +111,7 @@ final class BandwidthRun extends PerfRun {
         for (int i = 0; i < q; i++) wrs[i] = activeWr(i);
         long start = System.nanoTime();
         long deadline = dur ? start + s.duration().toNanos() : Long.MAX_VALUE;
+        SampleWindow window = dur ? sampleWindow(start) : null;
         long[] lastSignaled = new long[q];
         Progress progress = new Progress(start);
         long lastCompletionAt = start;
@@ -170,12 +171,19 @@ final class BandwidthRun extends PerfRun {
                     if (peak) tcompleted[(int) totC] = now;
                     totC++;
                 }
+                if (window != null) window.count(now, fresh);
             }
             progress.tick(now, totC, dur ? -1 : total, msgSize, start, lastCompletionAt, ccnt);
         }
         long end = System.nanoTime();
         qpIterations = ccnt;
-        if (!peak) tcompleted[0] = dur ? lastCompletionAt : end;
+        if (dur) {
+            // as perftest's -D: what completed inside the sample window, over the window's length
+            tposted[0] = window.from();
+            tcompleted[0] = window.to();
+            return PerfReport.bw(msgSize, window.count(), tposted, tcompleted, false, cqMod);
+        }
+        if (!peak) tcompleted[0] = end;
         return PerfReport.bw(msgSize, totC, tposted, tcompleted, peak, cqMod);
     }
 
@@ -196,6 +204,7 @@ final class BandwidthRun extends PerfRun {
         long first = 0;
         long last = 0;
         long start = System.nanoTime();
+        SampleWindow window = dur ? sampleWindow(start) : null;
         long lastActivity = start;
         long lastSockCheck = start;
         Progress progress = new Progress(start);
@@ -216,6 +225,7 @@ final class BandwidthRun extends PerfRun {
             if (n > 0) {
                 last = now;
                 lastActivity = now;
+                if (window != null) window.count(now, n);
             }
             if (dur && now - lastSockCheck > 20_000_000L) {
                 lastSockCheck = now;
@@ -227,7 +237,8 @@ final class BandwidthRun extends PerfRun {
             }
             progress.tick(now, rcnt, dur ? -1 : total, s.size(), rcnt == 0 ? start : first, last);
         }
-        long end = dur ? last : System.nanoTime();
+        if (dur) return PerfReport.bw(s.size(), window.count(), new long[] {window.from()}, new long[] {window.to()}, false, cqMod);
+        long end = System.nanoTime();
         long[] tp = {rcnt == 0 ? start : first};
         long[] tc = {Math.max(end, tp[0] + 1)};
         return PerfReport.bw(s.size(), rcnt, tp, tc, false, cqMod);

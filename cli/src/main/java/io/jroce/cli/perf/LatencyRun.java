@@ -90,6 +90,7 @@ final class LatencyRun extends PerfRun {
         boolean dur = s.timed();
         long start = System.nanoTime();
         long deadline = dur ? start + s.duration().toNanos() : Long.MAX_VALUE;
+        SampleWindow window = dur ? sampleWindow(start) : null;
         long scnt = 0;
         Progress progress = new Progress(start);
         while (dur ? System.nanoTime() < deadline : scnt < s.iters()) {
@@ -98,9 +99,10 @@ final class LatencyRun extends PerfRun {
             qp.postSend(wr.wrId(scnt));
             scnt++;
             awaitOne(sendCq, wc, scnt);
+            if (window != null) window.count(System.nanoTime(), 1);
             progress.tickLat(t, scnt, dur ? -1 : s.iters(), s.size(), !test.isReadOrAtomic());
         }
-        return new long[] {scnt, System.nanoTime() - start};
+        return dur ? new long[] {window.count(), window.to() - window.from()} : new long[] {scnt, System.nanoTime() - start};
     }
 
     /** {@code run_iter_lat_send}: the client sends first; each side answers every receive with a send. */
@@ -112,6 +114,7 @@ final class LatencyRun extends PerfRun {
         long iters = dur ? Long.MAX_VALUE : s.iters();
         long start = System.nanoTime();
         long deadline = dur ? start + s.duration().toNanos() : Long.MAX_VALUE;
+        SampleWindow window = dur ? sampleWindow(start) : null;
         long scnt = 0;
         long rcnt = 0;
         long posted = rxDepth;
@@ -121,6 +124,7 @@ final class LatencyRun extends PerfRun {
             if (rcnt < iters && !(scnt < 1 && client)) {
                 if (!awaitOne(recvCq, wc, rcnt, deadline)) break;
                 rcnt++;
+                if (window != null) window.count(System.nanoTime(), 1);
                 if (dur || rcnt + rxDepth <= iters) {
                     postRecv(0, posted++);
                 }
@@ -134,7 +138,7 @@ final class LatencyRun extends PerfRun {
                 progress.tickLat(t, scnt, dur ? -1 : iters, s.size(), !test.isReadOrAtomic());
             }
         }
-        return new long[] {dur ? rcnt : scnt, System.nanoTime() - start};
+        return dur ? new long[] {window.count(), window.to() - window.from()} : new long[] {scnt, System.nanoTime() - start};
     }
 
     /**
@@ -153,6 +157,7 @@ final class LatencyRun extends PerfRun {
         long iters = dur ? Long.MAX_VALUE : s.iters();
         long start = System.nanoTime();
         long deadline = dur ? start + s.duration().toNanos() : Long.MAX_VALUE;
+        SampleWindow window = dur ? sampleWindow(start) : null;
         long scnt = 0;
         long rcnt = 0;
         long ccnt = 0;
@@ -165,6 +170,7 @@ final class LatencyRun extends PerfRun {
                     rcnt--;
                     break;
                 }
+                if (window != null) window.count(System.nanoTime(), 1);
             }
             if (scnt < iters) {
                 long t = System.nanoTime();
@@ -178,7 +184,7 @@ final class LatencyRun extends PerfRun {
                 ccnt++;
             }
         }
-        return new long[] {dur ? rcnt : scnt, System.nanoTime() - start};
+        return dur ? new long[] {window.count(), window.to() - window.from()} : new long[] {scnt, System.nanoTime() - start};
     }
 
     /** Spins until {@code buf[idx] == value}; false if {@code deadline} passed; throws after --timeout. */

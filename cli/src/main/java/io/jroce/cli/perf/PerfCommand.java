@@ -83,6 +83,12 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             description = "Run for this long (seconds, or e.g. 500ms) instead of a number of iterations.")
     Duration duration;
 
+    @Option(names = {"-f", "--margin"}, paramLabel = "SECONDS", converter = Converters.Time.class,
+            description = "With -D: the time left out of the figures at the start and at the end of the run, as perftest's "
+                    + "--margin (default: a quarter of -D, in whole seconds; 0 counts the whole run). What completes in "
+                    + "between is reported over that window's length.")
+    Duration margin;
+
     @Option(names = {"-q", "--qp"}, paramLabel = "N", defaultValue = "1", description = "Number of QPs (default: ${DEFAULT-VALUE}).")
     int qpCount;
 
@@ -202,6 +208,14 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         if (duration != null && (duration.isZero() || duration.compareTo(Duration.ofDays(1)) > 0)) {
             usage("invalid -D/--duration " + Converters.seconds(duration) + ": must be >0 and <= 86400 seconds");
         }
+        if (margin != null && duration == null) usage("-f/--margin applies to a timed run (-D/--duration)");
+        if (duration != null) {
+            Duration m = margin != null ? margin : SampleWindow.defaultMargin(duration);
+            if (margin != null && margin.isNegative()) usage("invalid -f/--margin " + Converters.seconds(margin) + ": must be 0 or more");
+            if (duration.compareTo(m.multipliedBy(2)) <= 0) {
+                usage("-D/--duration " + Converters.seconds(duration) + " must be longer than twice -f/--margin " + Converters.seconds(m));
+            }
+        }
         if (qpCount < 1 || qpCount > MAX_QPS) usage("invalid -q/--qp " + qpCount + ": must be 1.." + MAX_QPS);
         if (txDepth != null && (txDepth < 1 || txDepth > MAX_TX_DEPTH)) usage("invalid -t/--tx-depth " + txDepth + ": must be 1.." + MAX_TX_DEPTH);
         if (txDepth != null && lat) usage("-t/--tx-depth is for bandwidth tests: a latency test keeps one message in flight");
@@ -237,7 +251,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             try {
                 int rc;
                 try {
-                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).txDepth(txDepth).allSizes(allSizes).progressEvery(progress).run();
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).txDepth(txDepth).margin(margin).allSizes(allSizes).progressEvery(progress).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);
                 } catch (java.net.BindException e) {

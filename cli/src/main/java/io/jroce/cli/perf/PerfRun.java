@@ -149,6 +149,20 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
 
     private Integer txDepthOption;
 
+    /** -f: what a timed run leaves out at its start and end (null: perftest's default, a quarter of -D in whole seconds). */
+    PerfRun margin(Duration m) {
+        marginOption = m;
+        return this;
+    }
+
+    private Duration marginOption;
+
+    /** The window a timed run (-D) counts completions in, opening {@code start}'s margin later. */
+    SampleWindow sampleWindow(long start) {
+        Duration m = marginOption != null ? marginOption : SampleWindow.defaultMargin(s.duration());
+        return new SampleWindow(start, s.duration(), m);
+    }
+
     /** The run of {@code s.test()}: a bandwidth or a latency test. */
     static PerfRun of(Settings s, Device dev, PrintWriter out, PrintWriter err) {
         return s.test().isLatency() ? new LatencyRun(s, dev, out, err) : new BandwidthRun(s, dev, out, err);
