@@ -102,7 +102,7 @@ final class LatencyRun extends PerfRun {
             if (window != null) window.count(System.nanoTime(), 1);
             progress.tickLat(t, scnt, dur ? -1 : s.iters(), s.size(), !test.isReadOrAtomic());
         }
-        return dur ? new long[] {window.count(), window.to() - window.from()} : new long[] {scnt, System.nanoTime() - start};
+        return dur ? new long[] {window.count(), window.length()} : new long[] {scnt, System.nanoTime() - start};
     }
 
     /** {@code run_iter_lat_send}: the client sends first; each side answers every receive with a send. */
@@ -138,7 +138,7 @@ final class LatencyRun extends PerfRun {
                 progress.tickLat(t, scnt, dur ? -1 : iters, s.size(), !test.isReadOrAtomic());
             }
         }
-        return dur ? new long[] {window.count(), window.to() - window.from()} : new long[] {scnt, System.nanoTime() - start};
+        return dur ? new long[] {window.count(), window.length()} : new long[] {scnt, System.nanoTime() - start};
     }
 
     /**
@@ -184,7 +184,7 @@ final class LatencyRun extends PerfRun {
                 ccnt++;
             }
         }
-        return dur ? new long[] {window.count(), window.to() - window.from()} : new long[] {scnt, System.nanoTime() - start};
+        return dur ? new long[] {window.count(), window.length()} : new long[] {scnt, System.nanoTime() - start};
     }
 
     /** Spins until {@code buf[idx] == value}; false if {@code deadline} passed; throws after --timeout. */

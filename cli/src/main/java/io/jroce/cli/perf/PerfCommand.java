@@ -210,7 +210,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         }
         if (margin != null && duration == null) usage("-f/--margin applies to a timed run (-D/--duration)");
         if (duration != null) {
-            Duration m = margin != null ? margin : SampleWindow.defaultMargin(duration);
+            Duration m = SampleWindow.margin(duration, margin);
             if (margin != null && margin.isNegative()) usage("invalid -f/--margin " + Converters.seconds(margin) + ": must be 0 or more");
             if (duration.compareTo(m.multipliedBy(2)) <= 0) {
                 usage("-D/--duration " + Converters.seconds(duration) + " must be longer than twice -f/--margin " + Converters.seconds(m));

@@ -159,8 +159,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
 
     /** The window a timed run (-D) counts completions in, opening {@code start}'s margin later. */
     SampleWindow sampleWindow(long start) {
-        Duration m = marginOption != null ? marginOption : SampleWindow.defaultMargin(s.duration());
-        return new SampleWindow(start, s.duration(), m);
+        return new SampleWindow(start, s.duration(), SampleWindow.margin(s.duration(), marginOption));
     }
 
     /** The run of {@code s.test()}: a bandwidth or a latency test. */

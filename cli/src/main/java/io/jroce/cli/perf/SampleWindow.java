@@ -19,9 +19,9 @@ final class SampleWindow {
         this.to = start + duration.toNanos() - margin.toNanos();
     }
 
-    /** perftest's default margin for a run of {@code duration}: a quarter of it, in whole seconds. */
-    static Duration defaultMargin(Duration duration) {
-        return Duration.ofSeconds(duration.toSeconds() / 4);
+    /** The margin of a run of {@code duration}: {@code given}, or perftest's default, a quarter of it in whole seconds. */
+    static Duration margin(Duration duration, Duration given) {
+        return given != null ? given : Duration.ofSeconds(duration.toSeconds() / 4);
     }
 
     /** Counts {@code n} completions that happened at {@code now} if that is inside the window. */
@@ -41,5 +41,10 @@ final class SampleWindow {
     /** When it closes. */
     long to() {
         return to;
+    }
+
+    /** How long it is open (ns). */
+    long length() {
+        return to - from;
     }
 }
