@@ -398,6 +398,9 @@ final class Completer {
         int from = w.opcode == WrOpcode.RDMA_READ ? Psn.add(w.firstPsn, w.respPkts)
                 : w.opcode.isAtomic() ? w.firstPsn
                 : Psn.compare(unackedPsn, w.firstPsn) > 0 ? unackedPsn : w.firstPsn;
+        // what timed out is lost, in no socket buffer: its room goes to the QPs waiting for the budget, so that a
+        // QP whose peer went silent does not hold up the device's other QPs (its resends are not counted again)
+        qp.flowRelease(qp.flowHeld);
         retry(from);
     }
 
@@ -419,6 +422,9 @@ final class Completer {
             rnrLeft--;
         }
         qp.counters.rnrWaits++;
+        // the responder discarded everything from psn on (IBA 9.7.5.2.8), and this QP sends nothing until the
+        // back-off ends: its room goes to the QPs waiting for the budget (its resends are not counted again)
+        qp.flowRelease(qp.flowHeld);
         qp.requester.onRnrNak(psn, ctx.clock().nanoTime() + nanos);
         retransmitAt = 0;
         ctx.timers().arm(qp);

@@ -21,6 +21,8 @@ final class FlowBudget {
     int inFlight;
     /** QPs that stopped for the budget: run again when acknowledgements free some (one entry per QP). */
     private final ArrayDeque<QueuePair> waiters = new ArrayDeque<>();
+    /** The waiter {@link #runWaiters} is running: its turn, which the QPs still waiting behind it do not block. */
+    private QueuePair turn;
 
     /** {@link #capacity} per path MTU 256, 512, 1024, 2048, 4096, computed once: it is read for every packet sent. */
     private final int[] capacityByMtu = new int[5];
@@ -60,11 +62,14 @@ final class FlowBudget {
 
     /**
      * Whether {@code qp} may send one more new packet: while the QPs together have fewer than {@link #capacity}
-     * packets in flight, or when {@code qp} itself has none (so every QP makes progress; one that stops with packets in
-     * flight has made sure the last of them asks for an acknowledgement).
+     * packets in flight, and no other QP waits for room ahead of it. A QP with nothing in flight waits too: the QPs
+     * that fill the budget each stopped on a packet that asks for an acknowledgement, and those acknowledgements free
+     * the room it waits for. Many QPs starting at once (4096 QPs of one packet each are 35 MB at MTU 4096) then send
+     * within the receiver's buffer instead of dropping past it, and they take turns in the order they stopped, each
+     * turn a burst acknowledged once, instead of every QP trickling one packet at a time, each acknowledged alone.
      */
     boolean allows(QueuePair qp) {
-        return qp.flowHeld == 0 || inFlight < capacity(qp.mtu);
+        return inFlight < capacity(qp.mtu) && (turn == qp || waiters.isEmpty());
     }
 
     /** Whether one more packet of path MTU {@code mtu} fills the budget (that packet asks for an acknowledgement). */
@@ -87,7 +92,17 @@ final class FlowBudget {
             if (inFlight >= capacity(qp.mtu)) return;
             waiters.pollFirst();
             qp.flowWaiting = false;
-            qp.requester.run();
+            turn = qp;
+            try {
+                qp.requester.run();
+            } finally {
+                turn = null;
+            }
         }
+    }
+
+    /** QPs waiting for room (tests). */
+    int waiting() {
+        return waiters.size();
     }
 }

@@ -79,6 +79,85 @@ class FlowControlTest {
     }
 
     /**
+     * Far more QPs than the budget has packets, all starting at once: 256 QPs of 8 packets against a budget of about
+     * 40. They take turns, each turn a burst within the budget, so the receiver's buffer never overflows (nothing is
+     * resent) and each message is acknowledged about once, not packet by packet. A QP with nothing in flight waits
+     * its turn like the rest: were it let through, the first burst alone (a packet from every QP) would be six times
+     * the buffer.
+     */
+    @Test
+    void moreQpsThanTheBudgetHasPacketsTakeTurnsWithinIt() throws Exception {
+        int qps = 256;
+        int size = 8 * 1024;
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.15.8")).port(0).socketBufferBytes(64 * 1024).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.15.9")).port(0).socketBufferBytes(64 * 1024).tailProbeMicros(0))) {
+            int capacity = p.a.transport().flow.capacity(1024);
+            assertTrue(capacity * 4 < qps, "the budget is far below one packet per QP: " + capacity);
+            Regions rg = Regions.of(p, size * qps, 12);
+            Pair.Conn[] c = new Pair.Conn[qps];
+            for (int i = 0; i < qps; i++) c[i] = connect(p, Mtu.MTU_1024, 0x100 * i, 0x100 * i + 3);
+            // every QP's post reaches the device in the same cycle: the burst starts from one thread's command
+            p.a.transport().call(() -> {
+                for (int i = 0; i < qps; i++) {
+                    c[i].qpA.postSend(new SendWorkRequest(i, WrOpcode.RDMA_WRITE, Sge.of(rg.src(), i * size, size))
+                            .remote(rg.dst().address() + (long) i * size, rg.dst().rkey()).signaled());
+                }
+                return null;
+            });
+            for (int i = 0; i < qps; i++) {
+                WorkCompletion wc = Pair.await(c[i].cqA, 1, 60_000).get(0);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            }
+            byte[] got = new byte[size * qps];
+            rg.dst().buffer().get(0, got);
+            assertArrayEquals(rg.data(), got);
+            long acks = 0;
+            for (Pair.Conn conn : c) acks += conn.qpB.counters().acksSent;
+            System.out.printf("FlowControlTest: %d QPs x %d packets, budget %d: %d ACKs, device %s%n", qps, size / 1024,
+                    capacity, acks, p.a.counters());
+            assertEquals(0, p.a.counters().retransmits, "the receiver's buffer never overflowed: " + p.a.counters());
+            assertTrue(acks <= 2L * qps, "a turn is acknowledged once, a message at most twice: " + acks + " ACKs for " + qps + " messages");
+            assertEquals(0, p.a.transport().call(() -> p.a.transport().flow.inFlight), "everything acknowledged: nothing counted in flight");
+            assertEquals(0, (int) p.a.transport().call(() -> p.a.transport().flow.waiting()), "no QP left waiting");
+        }
+    }
+
+    /**
+     * A QP that the budget let fill it and that then meets an RNR NAK (its peer posted no receive) gives its room
+     * back while it waits out the back-off, so the device's other QPs go on: a WRITE on a second QP completes while
+     * the SEND still waits, and the SEND completes once the receive is posted.
+     */
+    @Test
+    void aQpWaitingOnRnrDoesNotHoldTheBudget() throws Exception {
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.15.10")).port(0).socketBufferBytes(64 * 1024).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.15.11")).port(0).socketBufferBytes(64 * 1024).tailProbeMicros(0))) {
+            int capacity = p.a.transport().flow.capacity(1024);
+            int sendSize = 2 * capacity * 1024; // more packets than the budget: the SEND alone fills it
+            MemoryRegion src = p.pdA.allocateAndRegister(256 * 1024, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(256 * 1024, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            CompletionQueue cqA = p.a.createCq(16);
+            CompletionQueue cqB = p.b.createCq(16);
+            QueuePair sendA = p.pdA.createQp(new QpInitAttr(cqA).maxSendWr(8).maxRecvWr(8));
+            QueuePair sendB = p.pdB.createQp(new QpInitAttr(cqB).maxSendWr(8).maxRecvWr(8));
+            RcConnect.connectPair(sendA, 0x70, sendB, 0x80,
+                    RcConnect.Params.defaults().mtu(Mtu.MTU_1024).timeout(18).retryCnt(7).rnrRetry(7).minRnrTimer(14));
+            Pair.Conn write = connect(p, Mtu.MTU_1024, 0x90, 0xa0);
+
+            sendA.postSend(new SendWorkRequest(1, WrOpcode.SEND, Sge.of(src, 0, sendSize)).signaled());
+            Pair.until("the SEND meets an RNR NAK", () -> sendA.counters().rnrWaits > 0);
+            write.qpA.postSend(new SendWorkRequest(2, WrOpcode.RDMA_WRITE, Sge.of(src)).remote(dst.address(), dst.rkey()).signaled());
+            WorkCompletion wc = Pair.await(write.cqA, 1, 20_000).get(0);
+            assertEquals(WcStatus.SUCCESS, wc.status(), "the WRITE went on while the SEND waited: " + wc);
+            assertEquals(0, cqA.poll(new WorkCompletion[1]), "the SEND is still waiting for a receive");
+
+            sendB.postRecv(new ReceiveWorkRequest(3, Sge.of(dst, 0, sendSize)));
+            assertEquals(WcStatus.SUCCESS, Pair.await(cqA, 1, 20_000).get(0).status());
+            assertEquals(WcStatus.SUCCESS, Pair.await(cqB, 1, 20_000).get(0).status());
+            assertEquals(0, p.a.transport().call(() -> p.a.transport().flow.inFlight), "everything acknowledged: nothing counted in flight");
+        }
+    }
+
+    /**
      * A receiver whose buffer is smaller than the sender's (about 200 KB against 4 MiB): a sender counting only its own
      * buffer keeps 128 PSNs of 4 KiB in flight, more than twice what the receiver's kernel queues; told the peer's
      * buffer (as a jroce peer tells it out of band), it keeps within it and nothing is dropped or resent. The same
