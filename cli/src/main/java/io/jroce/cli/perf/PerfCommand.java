@@ -153,8 +153,8 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
                         + "the smaller of both sides' is used.",
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
                 "--timeout", PeerWaits.TIMEOUT_HELP + " A passive server (write, read and atomic bandwidth) waits as long as traffic flows.",
-                "--agent", DeviceOptions.AGENT_HELP + " Default: invoked with --lat (the round trip is what is measured), dedicated "
-                        + "for bandwidth (the passive side does not poll).");
+                "--agent", DeviceOptions.AGENT_HELP + " Default: invoked where this side polls (every latency run, every client, a SEND "
+                        + "server), dedicated for the passive server of write, read and atomic bandwidth, which polls nothing.");
     }
 
     /** One-line error for an unknown TEST. */
@@ -242,7 +242,10 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         Mtu m = device.mtu(null);
         if (m == null) m = LocalAddress.activeMtu(local);
         int ext = extensions(jroceExtensions);
-        try (Device dev = DeviceOptions.open(spec, device.config(spec, local, lat ? AgentMode.INVOKED : AgentMode.DEDICATED));
+        // the side that polls runs the device itself: a latency run, a client, a SEND server (it polls for its
+        // receives); a passive server (WRITE, READ and atomic bandwidth) polls nothing, so a thread of its own runs it
+        AgentMode defaultAgent = lat || peerHost != null || test == Test.SEND_BW ? AgentMode.INVOKED : AgentMode.DEDICATED;
+        try (Device dev = DeviceOptions.open(spec, device.config(spec, local, defaultAgent));
              MetricsExport exported = device.exportMetrics(spec, dev);
              PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext).waitingForClient(waits.clientWait()) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,
