@@ -36,7 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * so the agent moves the loop's owner with the driver (see {@link #ownerOf}).
  *
  * <p>A <i>standby</i> thread keeps an invoked device alive while no application thread runs it: after
- * {@link #STANDBY_AFTER_NANOS} without a cycle it becomes the driver and blocks in the loop, and it leaves as soon
+ * {@link #STANDBY_AFTER_NANOS} without a cycle it becomes the driver and blocks in the loop (it looks that often at
+ * first, and less often, up to {@link #STANDBY_MAX_NAPS} times that, while application threads keep driving), and
+ * it leaves as soon
  * as another thread asks to drive ({@link #enter} queues a no-op task, which ends its wait). So a program that
  * polls gets run-to-completion latency, and one that blocks elsewhere (a TCP exchange, a listening server) still
  * answers its peers, acknowledges and retransmits.
@@ -53,6 +55,12 @@ final class DeviceAgent {
 
     /** How long an invoked device may go without a cycle before the standby thread runs it, by default. */
     static final long STANDBY_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * The longest the standby sleeps between looks while application threads run the device, in multiples of its
+     * standbyAfter: 16 ms by default, so a program that stops polling is answered within about 17 ms, well inside
+     * the local ACK timeouts peers use (perftest's default exponent 14 is 67 ms).
+     */
+    private static final long STANDBY_MAX_NAPS = 16;
     /** The longest the standby blocks in one cycle (a task, a datagram or a timer ends it sooner). */
     private static final long STANDBY_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The longest a thread that waits for the device while another drives sleeps before it tries to drive itself. */
@@ -251,12 +259,19 @@ final class DeviceAgent {
 
     private void standby() {
         Thread me = Thread.currentThread();
+        // while application threads keep the device running, the standby looks less and less often (each look is
+        // a wake-up that, on a machine with few cores, takes the core of a thread spinning on a poll): from
+        // standbyAfter up to STANDBY_MAX_NAPS times that; once it finds the device unattended it looks every
+        // standbyAfter again
+        long nap = standbyAfterNanos;
         while (!stopping) {
             long idle = System.nanoTime() - lastCycleEnd;
             if (idle < standbyAfterNanos || driver.get() != null || wanted.get() > 0) {
-                LockSupport.parkNanos(Math.max(standbyAfterNanos - idle, standbyAfterNanos / 4));
+                LockSupport.parkNanos(Math.max(nap - idle, standbyAfterNanos / 4));
+                nap = Math.min(nap * 2, standbyAfterNanos * STANDBY_MAX_NAPS);
                 continue;
             }
+            nap = standbyAfterNanos;
             if (!driver.compareAndSet(null, me)) continue;
             owner.set(me);
             try {
