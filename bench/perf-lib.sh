@@ -94,8 +94,11 @@ cpu_window() {
 
 # bw_point NAME TEST SIZE SECS ARGS...: a bandwidth run (`perf TEST -s SIZE -D SECS ARGS...`) and what it gives:
 # ITERS, GBIT, MBS, RATE (perf's JSON), STATUS, and the CPU seconds per GB of payload of the side that sends it
-# (SND_PER_GB: the client for WRITE and SEND, the server for READ) and of the side that receives it (RCV_PER_GB),
-# over the measurement window (empty when the window could not be measured)
+# (SND_PER_GB: the client for WRITE and SEND, the server for READ) and of the side that receives it (RCV_PER_GB):
+# the CPU seconds per second over the last SECS of the run (its drain included) divided by the GB per second perf
+# reports over its sample window (empty when the CPU could not be sampled over most of SECS). Dividing the CPU
+# time by the bytes counted in perf's window instead would charge the CPU of the margins, which perf does not
+# count, to the window's bytes.
 bw_point() {
     local name=$1 test=$2 size=$3 secs=$4
     shift 4
@@ -108,8 +111,8 @@ bw_point() {
     cpu_window "$(awk -v it="${ITERS:-0}" -v size="$size" -v mbs="${MBS:-0}" -v secs="$secs" 'BEGIN {
         t = mbs > 0 ? it * size / (mbs * 1048576) : 0; printf "%.2f", (t > secs ? t : secs) }')"
     if [[ $test == read ]]; then snd=$CPU_SRV_S rcv=$CPU_CLI_S; else snd=$CPU_CLI_S rcv=$CPU_SRV_S; fi
-    per_gb=$(awk -v it="${ITERS:-0}" -v size="$size" -v win="${WIN_S:-0}" -v secs="$secs" -v s="$snd" -v r="$rcv" 'BEGIN {
-        gb = it * size / 1e9; if (gb <= 0 || s == "" || win < 0.8 * secs) { print ","; exit }
-        printf "%.3f,%.3f", s / gb, r / gb }')
+    per_gb=$(awk -v mbs="${MBS:-0}" -v win="${WIN_S:-0}" -v secs="$secs" -v s="$snd" -v r="$rcv" 'BEGIN {
+        gbps = mbs * 1048576 / 1e9; if (gbps <= 0 || s == "" || win < 0.8 * secs) { print ","; exit }
+        printf "%.3f,%.3f", s / win / gbps, r / win / gbps }')
     SND_PER_GB=${per_gb%,*} RCV_PER_GB=${per_gb#*,}
 }
