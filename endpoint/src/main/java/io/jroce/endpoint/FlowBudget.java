@@ -37,8 +37,8 @@ final class FlowBudget {
      * How many datagrams of path MTU {@code mtu} the QPs together may keep in flight: three quarters of what the
      * receive buffer holds, counted in the kernel's memory per datagram (the packet in a power-of-two allocation with
      * the skb's shared info, plus the sk_buff: about 8.4 KB for MTU 4096, 2.3 KB for 1024). The last quarter is
-     * headroom for the packet each waiting QP may still send ({@link #allows}) and for the requests,
-     * acknowledgements and READ responses that share the buffer.
+     * headroom for the packet with AckReq a QP that stops may still send (Requester.transmit), for resends, which
+     * are not counted again, and for the requests, acknowledgements and READ responses that share the buffer.
      */
     int capacity(int mtu) {
         int i = Integer.numberOfTrailingZeros(mtu) - 8;
