@@ -11,6 +11,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -445,12 +446,18 @@ class UdTest {
         assertEquals(qpnA, Long.decode(fld[4]), out);
         assertTrue(fld[5].startsWith("01020304"), "immediate data: " + out);
         assertEquals("", fld[6], "malformed: " + out);
-        // no expert info, save one: Wireshark's UDP dissector calls a datagram whose source port lies in 33434-33534
-        // "Possible traceroute" (a Chat item about the port, not the bytes), and the source port here is ephemeral
-        for (String message : fld[8].isEmpty() ? new String[0] : fld[8].split(",")) {
-            assertTrue(message.startsWith("Possible traceroute") && aPort >= 33434 && aPort <= 33534,
-                    "expert info: " + out);
+        // no expert info but Wireshark's note on a port: its UDP dissector (packet-udp.c) calls a datagram whose
+        // source or destination port lies in 33435-33464 "Possible traceroute" (a Chat item about the port, not the
+        // bytes), and both ports here are ephemeral
+        List<String> expectedNotes = new ArrayList<>();
+        for (int port : new int[] {aPort, bPort}) {
+            if (port > 32768 + 666 && port <= 32768 + 666 + 30) {
+                int n = port - 32768 - 666 - 1;
+                expectedNotes.add("Possible traceroute: hop #" + (n / 3 + 1) + ", attempt #" + (n % 3 + 1));
+            }
         }
+        List<String> notes = fld[8].isEmpty() ? List.of() : Arrays.asList(fld[8].split(","));
+        assertEquals(expectedNotes, notes, "expert info (ports " + aPort + " -> " + bPort + "): " + out);
     }
 
     static boolean onPath(String tool) {
