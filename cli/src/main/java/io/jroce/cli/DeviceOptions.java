@@ -199,6 +199,11 @@ public final class DeviceOptions {
         return chaosSpec != null;
     }
 
+    /** Whether --pcap was given. */
+    public boolean pcapGiven() {
+        return pcap != null;
+    }
+
     /**
      * The device configuration of {@code perf} and {@code pingpong} for {@code local}: the tail-loss probe off
      * unless --tail-probe, a fault injector only with --chaos (its replay line on stderr).

@@ -49,6 +49,8 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
 
     /** Most QPs of one run (each has its buffers, at most 2 GiB in all, and its line in the exchange). */
     static final int MAX_QPS = 16384;
+    /** --warmup of a latency test without --pcap or --chaos: the most it waits for the JIT to go idle. */
+    static final Duration DEFAULT_WARMUP = Duration.ofSeconds(3);
     /** Most messages a QP keeps posted: perftest's limit of -t. */
     static final int MAX_TX_DEPTH = 15000;
 
@@ -121,6 +123,14 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             description = "Print the progress line on stderr every INTERVAL (seconds, or e.g. 200ms) from the start of the run "
                     + "(default: every second from the run's third second, for runs longer than 2 s).")
     Duration progress;
+
+    @Option(names = "--warmup", paramLabel = "SECONDS", converter = Converters.Time.class,
+            description = "Latency tests: before the exchange, run the test's own operation between two private QPs of "
+                    + "this device until the JVM's JIT compiler has been idle for 0.3 s, for at most SECONDS (default: "
+                    + "3, or 0 with --pcap or --chaos; 0 turns it off). A fresh JVM otherwise spends the first thousands "
+                    + "of round trips interpreted and compiling. Not counted in the results; no packet leaves the host "
+                    + "and the peer sees nothing of it (perftest has no such phase: C needs none).")
+    Duration warmup;
 
     @Option(names = "--report_gbits", description = "Report bandwidth in Gb/sec (10^9 bits) instead of MB/sec (2^20 bytes), as perftest's --report_gbits.")
     boolean reportGbits;
@@ -201,6 +211,10 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         if (progress != null && (progress.toMillis() < 10 || progress.compareTo(Duration.ofHours(1)) > 0)) {
             usage("invalid --progress " + Converters.seconds(progress) + ": must be between 10 ms and 3600 seconds");
         }
+        if (warmup != null && !lat) usage("--warmup applies to latency tests (--lat)");
+        if (warmup != null && (warmup.isNegative() || warmup.compareTo(Duration.ofSeconds(60)) > 0)) {
+            usage("invalid --warmup " + Converters.seconds(warmup) + ": must be 0..60 seconds");
+        }
         if (iters != null && duration != null) usage("-n/--iters and -D/--duration exclude each other");
         long it = iters != null ? iters : (test == Test.WRITE_BW ? 5000 : 1000);
         if (iters != null && (it < 1 || it > 100_000_000L)) usage("invalid -n/--iters " + it + ": must be 1..100000000");
@@ -254,7 +268,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             try {
                 int rc;
                 try {
-                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).txDepth(txDepth).margin(margin).allSizes(allSizes).progressEvery(progress).run();
+                    rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).txDepth(txDepth).margin(margin).allSizes(allSizes).progressEvery(progress)
+                            .warmup(!lat ? Duration.ZERO : warmup != null ? warmup
+                                    : device.pcapGiven() || device.chaosGiven() ? Duration.ZERO : DEFAULT_WARMUP).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);
                 } catch (java.net.BindException e) {

@@ -190,9 +190,11 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         if (s.rdmaCm()) {
             hs = PerftestHandshake.overQp(exchangeQp(), client);
         } else if (client) {
+            warmUpJit();
             hs = PerftestHandshake.connect(s.host(), s.port(), s.oob(), s.timeout());
         } else {
-            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.clientWait(), s.timeout());
+            // the port listens during the warm-up: a client that connects meanwhile waits in the exchange
+            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.clientWait(), s.timeout(), this::warmUpJit);
         }
         try (hs) {
             PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());
@@ -252,6 +254,30 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
 
     /** The test itself, once every QP is connected; returns the exit code. */
     abstract int traffic(PerftestHandshake hs) throws IOException, InterruptedException;
+
+    /** At most how long the JIT warm-up before the exchange runs (zero: none); see {@link LatencyRun#warmUp}. */
+    PerfRun warmup(Duration max) {
+        warmupMax = max == null ? Duration.ZERO : max;
+        return this;
+    }
+
+    private Duration warmupMax = Duration.ZERO;
+
+    private void warmUpJit() {
+        if (warmupMax.isZero() || s.rdmaCm()) return;
+        try {
+            warmUp(warmupMax.toNanos());
+        } catch (IOException | RuntimeException e) {
+            // the warm-up only prepares the JVM: a failure of its private pair leaves the test itself to run
+            err.println("jroce perf: note: the warm-up stopped early: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Warms the JIT for at most {@code maxNanos} before the exchange; nothing by default (bandwidth runs measure in a window). */
+    void warmUp(long maxNanos) throws IOException, InterruptedException {
+    }
 
     // ---------------------------------------------------------------------------------------------
     // setup
@@ -397,15 +423,20 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     SendWorkRequest activeWr(int i) {
         MemoryRegion mr = mrs.get(i);
         Keys r = theirs.get(i);
+        return testWr(mr.address(), mr.lkey(), r.va(), r.rkey());
+    }
+
+    /** The test's work request: {@link #msgSize} bytes from {@code addr} (to or from {@code va} for the one-sided verbs). */
+    SendWorkRequest testWr(long addr, int lkey, long va, int rkey) {
         return switch (test) {
-            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(mr.address(), (int) msgSize, mr.lkey()));
-            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(mr.address(), (int) msgSize, mr.lkey())).remote(r.va(), r.rkey());
-            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(mr.address(), (int) msgSize, mr.lkey())).remote(r.va(), r.rkey());
+            case SEND_BW, SEND_LAT -> new SendWorkRequest(0, WrOpcode.SEND, new Sge(addr, (int) msgSize, lkey));
+            case WRITE_BW, WRITE_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_WRITE, new Sge(addr, (int) msgSize, lkey)).remote(va, rkey);
+            case READ_BW, READ_LAT -> new SendWorkRequest(0, WrOpcode.RDMA_READ, new Sge(addr, (int) msgSize, lkey)).remote(va, rkey);
             case ATOMIC_BW, ATOMIC_LAT -> s.atomicType() == AtomicType.CMP_AND_SWAP
-                    ? new SendWorkRequest(0, WrOpcode.ATOMIC_CMP_AND_SWP, new Sge(mr.address(), 8, mr.lkey()))
-                            .remote(r.va(), r.rkey()).compareAdd(0).swap(ATOMIC_SWAP_VALUE)
-                    : new SendWorkRequest(0, WrOpcode.ATOMIC_FETCH_AND_ADD, new Sge(mr.address(), 8, mr.lkey()))
-                            .remote(r.va(), r.rkey()).compareAdd(ATOMIC_ADD_VALUE);
+                    ? new SendWorkRequest(0, WrOpcode.ATOMIC_CMP_AND_SWP, new Sge(addr, 8, lkey))
+                            .remote(va, rkey).compareAdd(0).swap(ATOMIC_SWAP_VALUE)
+                    : new SendWorkRequest(0, WrOpcode.ATOMIC_FETCH_AND_ADD, new Sge(addr, 8, lkey))
+                            .remote(va, rkey).compareAdd(ATOMIC_ADD_VALUE);
         };
     }
 

@@ -51,6 +51,8 @@ class PerfCommandTest {
         usageError("-t/--tx-depth 15001: must be 1..15000", "perf", "write", "--bind", "127.0.1.1", "-t", "15001");
         usageError("-t/--tx-depth is for bandwidth tests", "perf", "send", "--lat", "--bind", "127.0.1.1", "-t", "4");
         usageError("one QP", "perf", "read", "--lat", "--bind", "127.0.1.1", "-q", "2");
+        usageError("--warmup applies to latency tests (--lat)", "perf", "send", "--bind", "127.0.1.1", "--warmup", "1");
+        usageError("invalid --warmup 61 s: must be 0..60 seconds", "perf", "send", "--lat", "--bind", "127.0.1.1", "--warmup", "61");
         usageError("-p/--port 0", "perf", "read", "--bind", "127.0.1.1", "-p", "0");
         usageError("our GID table has one entry", "perf", "read", "--bind", "127.0.1.1", "-x", "1");
         usageError("needs --bind", "perf", "write");
@@ -308,6 +310,24 @@ class PerfCommandTest {
         double typ = ((Number) c.get("t_typical_us")).doubleValue();
         assertTrue(min > 0 && min <= typ, r[1].out());
         assertEquals("none", Json.object(r[0].out().strip()).get("results_from"));
+    }
+
+    /** Both sides of a latency test warm the JIT on a private pair first, and the test counts exactly its own messages. */
+    @Test
+    void latencyTestsWarmUpFirstUnlessTurnedOff() throws Exception {
+        // 0.2 s: shorter than the least a warm-up runs when it waits for the JIT to go idle (0.5 s)
+        Cli.Result[] r = run("send", "--lat", "-n", "20", "--json", "--warmup", "200ms");
+        for (Cli.Result side : r) {
+            Map<String, Object> j = Json.object(side.out().strip());
+            long ops = ((Number) j.get("warmup_ops")).longValue();
+            long ms = ((Number) j.get("warmup_ms")).longValue();
+            assertTrue(ops > 0 && ms < LatencyRun.WARMUP_MIN_NANOS / 1_000_000, side.out());
+        }
+        Map<String, Object> c = Json.object(r[1].out().strip());
+        assertEquals(20L, ((Number) c.get("iterations")).longValue());
+
+        Cli.Result[] off = run("write", "--lat", "-n", "20", "--json", "--warmup", "0");
+        for (Cli.Result side : off) assertFalse(Json.object(side.out().strip()).containsKey("warmup_ops"), side.out());
     }
 
     @Test
