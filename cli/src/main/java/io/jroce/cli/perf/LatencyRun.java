@@ -97,8 +97,8 @@ final class LatencyRun extends PerfRun {
     /**
      * The JIT warm-up ({@code --warmup}). A fresh JVM runs its first tens of thousands of round trips interpreted or
      * in code compiled on a first profile, while its compiler threads take the cores that the two spinning sides of a
-     * latency test need: measured over perftest's default 1,000 iterations, 2 x t_typical was 125-140 us against
-     * 44-46 us over 300,000, and the 99th percentile 4-5 ms against 170-220 us. So before the exchange each side runs
+     * latency test need: measured with 64-byte SENDs over perftest's default 1,000 iterations, 2 x t_typical was
+     * 125-141 us against 44-45 us over 300,000, and 2 x t_99 4.3-5.4 ms against 167-219 us. So before the exchange each side runs
      * the test's own operation and size, through the same post and poll calls the test makes, between two private
      * QPs of its device (over its own socket: no packet leaves the host, and the peer sees nothing), until the JIT
      * has finished no compilation for {@link #JIT_QUIET_NANOS} or {@code maxNanos} has passed. perftest has no such
