@@ -304,11 +304,9 @@ public final class CompletionQueue {
             // non-blocking cycles for the spin time, then block in the loop
             long wait = now - spinUntil < 0 ? 0 : Math.max(1, Math.min(left, MAX_DRIVE_WAIT_NANOS));
             if (agent.drive(wait)) {
-                // what the cycle delivered goes to the caller at once; a cycle that found nothing, while spinning, lets
-                // a thread that shares this core run now rather than take a whole time slice later
-                n = take(out, max);
-                if (n > 0) return n;
-                if (wait == 0) Thread.yield();
+                // what the cycle delivered goes to the caller at once (the take above); a cycle that found nothing,
+                // while spinning, lets a thread that shares this core run now rather than take a whole time slice later
+                if (wait == 0 && tail == head) Thread.yield();
                 continue;
             }
             synchronized (signal) {

@@ -264,7 +264,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     private Duration warmupMax = Duration.ZERO;
 
     private void warmUpJit() {
-        if (warmupMax.isZero() || s.rdmaCm()) return;
+        if (warmupMax.isZero()) return; // with -R it is never called: the CM listener must answer at once
         try {
             warmUp(warmupMax.toNanos());
         } catch (IOException | RuntimeException e) {
