@@ -118,7 +118,6 @@ public final class Device implements AutoCloseable {
         if (config.busyPollNanos > 0) return config.busyPollNanos;
         return transport.agent().invoked() ? CompletionQueue.INVOKED_SPIN_NANOS : CompletionQueue.SPIN_NANOS;
     }
-    boolean busyPoll() { return config.busyPollNanos > 0; }
 
     public InetAddress address() { return config.address; }
     public int port() { return transport.localPort(); }
