@@ -127,7 +127,8 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     @Option(names = "--warmup", paramLabel = "SECONDS", converter = Converters.Time.class,
             description = "Latency tests: before the exchange, run the test's own operation between two private QPs of "
                     + "this device until the JVM's JIT compiler has been idle for 0.3 s, for at most SECONDS (default: "
-                    + "3, or 0 with --pcap or --chaos; 0 turns it off). A fresh JVM otherwise spends the first thousands "
+                    + "3, or 0 with --pcap or --chaos; 0 turns it off; none with -R, whose connection manager must "
+                    + "answer the peer at once). A fresh JVM otherwise spends the first thousands "
                     + "of round trips interpreted and compiling. Not counted in the results; no packet leaves the host "
                     + "and the peer sees nothing of it (perftest has no such phase: C needs none).")
     Duration warmup;
@@ -212,6 +213,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
             usage("invalid --progress " + Converters.seconds(progress) + ": must be between 10 ms and 3600 seconds");
         }
         if (warmup != null && !lat) usage("--warmup applies to latency tests (--lat)");
+        if (warmup != null && rdmaCm && !warmup.isZero()) {
+            usage("--warmup does not apply with -R/--rdma_cm: its connection manager must answer the peer at once, so the test runs without a warm-up");
+        }
         if (warmup != null && (warmup.isNegative() || warmup.compareTo(Duration.ofSeconds(60)) > 0)) {
             usage("invalid --warmup " + Converters.seconds(warmup) + ": must be 0..60 seconds");
         }

@@ -53,6 +53,8 @@ class PerfCommandTest {
         usageError("one QP", "perf", "read", "--lat", "--bind", "127.0.1.1", "-q", "2");
         usageError("--warmup applies to latency tests (--lat)", "perf", "send", "--bind", "127.0.1.1", "--warmup", "1");
         usageError("invalid --warmup 61 s: must be 0..60 seconds", "perf", "send", "--lat", "--bind", "127.0.1.1", "--warmup", "61");
+        usageError("--warmup does not apply with -R/--rdma_cm: its connection manager must answer the peer at once, so the test runs without a warm-up",
+                "perf", "send", "--lat", "-R", "--bind", "127.0.1.1", "--warmup", "1");
         usageError("-p/--port 0", "perf", "read", "--bind", "127.0.1.1", "-p", "0");
         usageError("our GID table has one entry", "perf", "read", "--bind", "127.0.1.1", "-x", "1");
         usageError("needs --bind", "perf", "write");
