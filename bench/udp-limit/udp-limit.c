@@ -7,6 +7,11 @@
  *   udp-limit echo     --bind IP:PORT            (returns every datagram)
  *   udp-limit pingpong --to IP:PORT --size N --count C
  *
+ * echo and pingpong wait for each datagram in a blocking receive (--wait
+ * block, the default) or, as a verbs program polls its completion queue, in
+ * a loop of non-blocking receives that yields the core between tries
+ * (--wait yield).
+ *
  * Every address must be in 127.0.0.0/8: this tool floods its peer and must
  * never point at a network. Every command ends by itself (--seconds cap; sink
  * and echo also stop after --idle ms without traffic). Each prints one
@@ -45,11 +50,13 @@
 
 enum cmd { SINK = 1, BLAST = 2, ECHO = 4, PINGPONG = 8 };
 enum mode { MODE_SENDMMSG, MODE_GSO };
+enum wait { WAIT_BLOCK, WAIT_YIELD };
 
 struct opts {
     const char *addr;
     long size, seconds, idle_ms, batch, segs, count, warmup, rcvbuf, timeout_ms, cpu, gro;
     enum mode mode;
+    enum wait wait;
 };
 
 static volatile sig_atomic_t stop;
@@ -68,11 +75,13 @@ static void usage(void)
           "  udp-limit blast    --to IP:PORT --size N --seconds S [--mode sendmmsg|gso]\n"
           "                     [--batch B] [--segs K] [--cpu N]\n"
           "  udp-limit echo     --bind IP:PORT [--seconds MAX=60] [--idle MS=1000] [--cpu N]\n"
+          "                     [--wait block|yield]\n"
           "  udp-limit pingpong --to IP:PORT --size N --count C [--warmup W=1000]\n"
-          "                     [--timeout MS=100] [--seconds MAX=60] [--cpu N]\n"
+          "                     [--timeout MS=100] [--seconds MAX=60] [--cpu N] [--wait block|yield]\n"
           "IP must be in 127.0.0.0/8. blast: sendmmsg batch defaults to 64 datagrams;\n"
           "gso sends super-buffers of K datagrams (UDP_SEGMENT), B per call (default 1).\n"
-          "sink --gro 1: UDP_GRO on, a coalesced read is counted segment by segment.\n",
+          "sink --gro 1: UDP_GRO on, a coalesced read is counted segment by segment.\n"
+          "--wait yield: non-blocking receives, sched_yield() between tries (a spinning poll).\n",
           stderr);
     exit(2);
 }
@@ -439,12 +448,15 @@ static int run_echo(const struct opts *o)
     while (!finished(start, o->seconds)) {
         struct sockaddr_in peer;
         socklen_t plen = sizeof peer;
-        ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&peer, &plen);
+        ssize_t n = recvfrom(fd, buf, sizeof buf, o->wait == WAIT_YIELD ? MSG_DONTWAIT : 0,
+                             (struct sockaddr *)&peer, &plen);
         if (n < 0) {
             if (!retry())
                 die("recvfrom");
             if (idle(last, o->idle_ms))
                 break;
+            if (o->wait == WAIT_YIELD)
+                sched_yield();
             continue;
         }
         last = now_ns();
@@ -495,7 +507,7 @@ static int run_pingpong(const struct opts *o)
             die("send");
         }
         for (;;) {
-            ssize_t n = recv(fd, in, sizeof in, 0);
+            ssize_t n = recv(fd, in, sizeof in, o->wait == WAIT_YIELD ? MSG_DONTWAIT : 0);
             if (n < 0) {
                 if (errno == ECONNREFUSED) {
                     fprintf(stderr, "udp-limit: pingpong: %s refused (is echo running?)\n", o->addr);
@@ -503,6 +515,11 @@ static int run_pingpong(const struct opts *o)
                 }
                 if (!retry())
                     die("recv");
+                if (o->wait == WAIT_YIELD && errno != EINTR && !stop
+                    && now_ns() - t0 < (uint64_t)o->timeout_ms * 1000000u) {
+                    sched_yield(); /* nothing yet: let a thread that shares this core run, then look again */
+                    continue;
+                }
                 if (errno != EINTR && seq >= (uint64_t)o->warmup)
                     lost++; /* no answer within --timeout */
                 break;
@@ -525,9 +542,9 @@ static int run_pingpong(const struct opts *o)
     double sum = 0;
     for (size_t i = 0; i < samples; i++)
         sum += (double)rtt[i];
-    printf("pingpong: size=%ld samples=%zu lost=%llu stale=%llu min_us=%.2f median_us=%.2f"
+    printf("pingpong: size=%ld wait=%s samples=%zu lost=%llu stale=%llu min_us=%.2f median_us=%.2f"
            " p90_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f mean_us=%.2f\n",
-           o->size, samples, lost, stale, (double)rtt[0] / 1e3, pct_us(rtt, samples, 500),
+           o->size, o->wait == WAIT_YIELD ? "yield" : "block", samples, lost, stale, (double)rtt[0] / 1e3, pct_us(rtt, samples, 500),
            pct_us(rtt, samples, 900), pct_us(rtt, samples, 990), pct_us(rtt, samples, 999),
            (double)rtt[samples - 1] / 1e3, sum / (double)samples / 1e3);
     return 0;
@@ -573,6 +590,11 @@ int main(int argc, char **argv)
             ok = cmd & BLAST;
             if (!strcmp(v, "sendmmsg"))  o.mode = MODE_SENDMMSG;
             else if (!strcmp(v, "gso"))  o.mode = MODE_GSO;
+            else usage();
+        } else if (!strcmp(k, "--wait")) {
+            ok = cmd & (ECHO | PINGPONG);
+            if (!strcmp(v, "block"))       o.wait = WAIT_BLOCK;
+            else if (!strcmp(v, "yield"))  o.wait = WAIT_YIELD;
             else usage();
         } else
             ok = 0;
