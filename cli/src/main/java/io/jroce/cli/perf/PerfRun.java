@@ -441,10 +441,18 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     }
 
     void postRecv(int qp, long seq) {
-        MemoryRegion mr = mrs.get(qp);
-        qps.get(qp).postRecv(new ReceiveWorkRequest(((long) qp << QP_SHIFT) | (seq & SEQ_MASK),
-                new Sge(mr.address() + buffSize, (int) s.size(), mr.lkey())));
+        // one request per QP, reused: the QP copies what it posts (as ibv_post_recv does), so a latency test makes no
+        // garbage per message and its JVM no collections that stop both spinning threads
+        if (recvWrs == null || recvWrs.length != qps.size()) recvWrs = new ReceiveWorkRequest[qps.size()];
+        ReceiveWorkRequest wr = recvWrs[qp];
+        if (wr == null || wr.sgl()[0].length() != (int) s.size()) {
+            MemoryRegion mr = mrs.get(qp);
+            wr = recvWrs[qp] = new ReceiveWorkRequest(0, new Sge(mr.address() + buffSize, (int) s.size(), mr.lkey()));
+        }
+        qps.get(qp).postRecv(wr.wrId(((long) qp << QP_SHIFT) | (seq & SEQ_MASK)));
     }
+
+    private ReceiveWorkRequest[] recvWrs;
 
     /**
      * A passive server waits for the client's end-of-test sync. It never gives up while RoCE packets keep
