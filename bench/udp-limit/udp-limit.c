@@ -544,7 +544,8 @@ static int run_pingpong(const struct opts *o)
         sum += (double)rtt[i];
     printf("pingpong: size=%ld wait=%s samples=%zu lost=%llu stale=%llu min_us=%.2f median_us=%.2f"
            " p90_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f mean_us=%.2f\n",
-           o->size, o->wait == WAIT_YIELD ? "yield" : "block", samples, lost, stale, (double)rtt[0] / 1e3, pct_us(rtt, samples, 500),
+           o->size, o->wait == WAIT_YIELD ? "yield" : "block", samples, lost, stale,
+           (double)rtt[0] / 1e3, pct_us(rtt, samples, 500),
            pct_us(rtt, samples, 900), pct_us(rtt, samples, 990), pct_us(rtt, samples, 999),
            (double)rtt[samples - 1] / 1e3, sum / (double)samples / 1e3);
     return 0;

@@ -53,9 +53,9 @@ public final class CompletionQueue {
      * How long a waiting poll of a dedicated device spins before it parks (system property jroce.cq.spinMicros,
      * default 300). The spin yields the core on every empty look, so that the device's own thread runs at once when
      * it shares that core. Measured on a 2-core VM, a 64-byte SEND between two dedicated processes: with 50 us of
-     * spinning without yielding, every wait parked and had to be woken (half round trip 105-112 us typical, 212-216
-     * us at the 99th percentile); with 300 us of yielding spin, 51-52 and 108-110 us (the performance report,
-     * "Dedicated: a poll that yields").
+     * spinning without yielding, every wait parked and had to be woken (half round trip 92-113 us typical, 229-317
+     * us at the 99th percentile); with 300 us of yielding spin, 51-54 and 110-115 us (the performance report, "A
+     * dedicated poll that yields").
      */
     static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.spinMicros", 300));
     /**
