@@ -97,8 +97,8 @@ public final class DeviceOptions {
     Boolean gso;
 
     @Option(names = "--busy-poll", paramLabel = "MICROS", description = "Busy-poll mode for latency (default 0 = off): after its "
-            + "last packet the event loop polls the socket without sleeping for MICROS, and a waiting completion poll spins as long "
-            + "before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.")
+            + "last packet the event loop polls the socket without sleeping for MICROS, and a waiting completion poll spins at least as "
+            + "long before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.")
     Long busyPollMicros;
 
     @Option(names = "--socket-buffer", paramLabel = "BYTES", converter = Converters.Size.class, description = "UDP socket "

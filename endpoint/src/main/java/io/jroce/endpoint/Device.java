@@ -113,10 +113,10 @@ public final class Device implements AutoCloseable {
 
     DeviceConfig config() { return config; }
 
-    /** How long a waiting completion-queue poll spins before it parks: the busy-poll time, else a short default. */
+    /** How long a waiting completion-queue poll spins before it parks: the mode's default, or the busy-poll time if longer. */
     long cqSpinNanos() {
-        if (config.busyPollNanos > 0) return config.busyPollNanos;
-        return transport.agent().invoked() ? CompletionQueue.INVOKED_SPIN_NANOS : CompletionQueue.SPIN_NANOS;
+        long spin = transport.agent().invoked() ? CompletionQueue.INVOKED_SPIN_NANOS : CompletionQueue.SPIN_NANOS;
+        return Math.max(spin, config.busyPollNanos);
     }
 
     public InetAddress address() { return config.address; }

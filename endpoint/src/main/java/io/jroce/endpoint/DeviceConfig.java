@@ -140,7 +140,7 @@ public final class DeviceConfig {
     /**
      * Busy-poll mode for latency (default 0, off): after its last datagram or task the event loop keeps polling
      * the socket without sleeping for this long, and a {@link CompletionQueue#poll(WorkCompletion[], int, long,
-     * java.util.concurrent.TimeUnit) waiting poll} spins as long before it parks, so no hop of a round trip waits
+     * java.util.concurrent.TimeUnit) waiting poll} spins at least as long before it parks, so no hop of a round trip waits
      * for a sleeping thread to be woken. Both yield between polls. It costs a core per busy thread while traffic
      * flows; an idle device still sleeps. Needs the epoll transport for the event loop (with NIO only the
      * completion queues spin).
