@@ -30,6 +30,9 @@ struct rc_channel {
 	/* held while an event is taken from Java and, for a connection request, its new id made and named: another
 	 * thread taking the next event of that id from this channel must find it named */
 	pthread_mutex_t take;
+	/* rc_channel.c's readers_lock guards these: threads inside rdma_get_cm_event; destroyed while they were
+	 * (orphaned); the CM's side closed (so the last of those threads frees the struct and its fd) */
+	int readers, orphaned, closed;
 };
 
 struct rc_id {

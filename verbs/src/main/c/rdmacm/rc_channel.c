@@ -3,7 +3,10 @@
  * each event it makes ready (on the agent's thread), rdma_get_cm_event reads one count and takes one event, so
  * the fd is readable exactly while events wait, and blocks or answers EAGAIN as the program set it, as
  * rdma-core's channel does. Like the kernel's, a thread still blocked on it when another destroys the channel
- * stays blocked (an eventfd has no write end whose closing would wake it).
+ * stays blocked (an eventfd has no write end whose closing would wake it), and one that was woken by an event
+ * just before gets no event and no error but goes back to waiting: the kernel drops the events of a destroyed
+ * channel's ids with them, and keeps a file open while a system call still reads it. So the struct and the fd
+ * of a channel destroyed under a reader stay until the last reader leaves.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,16 +19,61 @@
 
 #include "rc.h"
 
-/* A channel out of the live set (or never in it): the CM's side closed, the fd and the struct freed. */
-static void channel_free(JNIEnv *env, struct rc_channel *c)
+/* Guards every channel's readers, orphaned and closed. Never held while calling Java or blocking. */
+static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The fd and the struct go. */
+static void channel_release(struct rc_channel *c)
+{
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->take);
+	free(c);
+}
+
+/* The CM's side of a channel closes: no event is made ready on it any more. */
+static void channel_close_java(JNIEnv *env, struct rc_channel *c)
 {
 	if (env != NULL) {
 		(*env)->CallStaticVoidMethod(env, rc_java.cls, rc_java.destroy_channel, (jint)c->handle);
 		rc_exception(env, "rdma_destroy_event_channel");
 	}
-	close(c->ch.fd);
-	pthread_mutex_destroy(&c->take);
-	free(c);
+}
+
+/* A channel out of the live set (or never in it) that no thread reads: the CM's side closed, the fd and the struct freed. */
+static void channel_free(JNIEnv *env, struct rc_channel *c)
+{
+	channel_close_java(env, c);
+	channel_release(c);
+}
+
+/* A thread enters rdma_get_cm_event: counted on a live channel (then 1), else 0 (destroyed). */
+static int reader_enter(struct rdma_event_channel *channel)
+{
+	pthread_mutex_lock(&readers_lock);
+	int live = rc_live_has(RC_LIVE_CHANNEL, channel);
+	if (live)
+		((struct rc_channel *)channel)->readers++;
+	pthread_mutex_unlock(&readers_lock);
+	return live;
+}
+
+/* Whether the channel was destroyed while this thread read it (the caller holds c->take). */
+static int reader_orphaned(struct rc_channel *c)
+{
+	pthread_mutex_lock(&readers_lock);
+	int orphaned = c->orphaned;
+	pthread_mutex_unlock(&readers_lock);
+	return orphaned;
+}
+
+/* A thread leaves rdma_get_cm_event; the last to leave a destroyed channel frees it. */
+static void reader_leave(struct rc_channel *c)
+{
+	pthread_mutex_lock(&readers_lock);
+	int last = --c->readers == 0 && c->closed;
+	pthread_mutex_unlock(&readers_lock);
+	if (last)
+		channel_release(c);
 }
 
 struct rdma_event_channel *rdma_create_event_channel(void)
@@ -64,11 +112,30 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	/* a channel destroyed already (or never made) is left alone: librdmacm's close of its fd fails with EBADF */
+	struct rc_channel *c = (struct rc_channel *)channel;
+	pthread_mutex_lock(&readers_lock);
 	if (!rc_live_remove(RC_LIVE_CHANNEL, channel)) {
+		pthread_mutex_unlock(&readers_lock);
 		errno = EBADF;
 		return;
 	}
-	channel_free(rc_env(), (struct rc_channel *)channel);
+	int readers = c->readers;
+	c->orphaned = readers > 0;
+	pthread_mutex_unlock(&readers_lock);
+	if (readers == 0) {
+		channel_free(rc_env(), c);
+		return;
+	}
+	/* a thread reads it: the CM's side closes once no event is being taken, the fd and struct stay for that thread */
+	pthread_mutex_lock(&c->take);
+	channel_close_java(rc_env(), c);
+	pthread_mutex_unlock(&c->take);
+	pthread_mutex_lock(&readers_lock);
+	c->closed = 1;
+	int last = c->readers == 0;
+	pthread_mutex_unlock(&readers_lock);
+	if (last)
+		channel_release(c);
 }
 
 /* The C struct of an event's id: known, or (CONNECT_REQUEST) a new one named back to Java. */
@@ -87,14 +154,26 @@ static struct rdma_cm_id *event_id(JNIEnv *env, struct rc_channel *c, jlong *v)
 	return &id->id;
 }
 
+static int take_event(JNIEnv *env, struct rc_channel *c, struct rdma_cm_event **event);
+
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	if (channel == NULL || event == NULL)
 		return rc_fail(EINVAL);
-	if (!rc_live_has(RC_LIVE_CHANNEL, channel))
-		return rc_fail(EBADF); /* destroyed: librdmacm reads its closed fd */
 	RC_ENV_OR(-1);
+	if (!reader_enter(channel))
+		return rc_fail(EBADF); /* destroyed: librdmacm reads its closed fd */
 	struct rc_channel *c = (struct rc_channel *)channel;
+	int ret = take_event(env, c, event);
+	int err = errno;
+	reader_leave(c);
+	errno = err;
+	return ret;
+}
+
+/* One event of a live (or, under this thread, destroyed) channel; rdma_get_cm_event's answer. */
+static int take_event(JNIEnv *env, struct rc_channel *c, struct rdma_cm_event **event)
+{
 	for (;;) {
 		uint64_t one;
 		ssize_t n = read(c->ch.fd, &one, sizeof(one)); /* blocks unless the program made the fd non-blocking */
@@ -119,6 +198,14 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			return rc_fail(ENOMEM);
 		}
 		pthread_mutex_lock(&c->take);
+		if (reader_orphaned(c)) {
+			/* destroyed while this thread read it: as in the kernel, no event and no error; wait on */
+			pthread_mutex_unlock(&c->take);
+			(*env)->DeleteLocalRef(env, out);
+			(*env)->DeleteLocalRef(env, pd);
+			free(e);
+			continue;
+		}
 		jint len = (*env)->CallStaticIntMethod(env, rc_java.cls, rc_java.get_event, (jint)c->handle, out, pd);
 		int err = rc_exception(env, "rdma_get_cm_event");
 		jlong v[RC_EVENT_VALUES];
