@@ -96,9 +96,24 @@ public final class DeviceOptions {
             + "with its own ICRC. --no-gso (the default) sends every packet as its own datagram in the batch. Not used together with --chaos.")
     Boolean gso;
 
-    @Option(names = "--busy-poll", paramLabel = "MICROS", description = "Busy-poll mode for latency (default 0 = off): after its "
+    /**
+     * The busy-poll time of a latency test on a dedicated device when --busy-poll is absent. Such a device's event
+     * loop would otherwise sleep between packets, and each hop of a round trip would wait for it to be woken (two
+     * wake-ups per hop: the datagram's and the application's doorbell). It covers a loopback round trip with its
+     * tail, so the loop is still polling when the answer comes; an idle device sleeps after it as before.
+     */
+    public static final long LATENCY_BUSY_POLL_MICROS = 300;
+
+    /** --busy-poll's help without its default, which each command gives. */
+    public static final String BUSY_POLL_HELP = "Busy-poll mode for latency: after its "
             + "last packet the event loop polls the socket without sleeping for MICROS, and a waiting completion poll spins at least as "
-            + "long before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.")
+            + "long before it parks, so no hop waits for a thread to be woken. Costs a core per busy thread while traffic flows. 0..1000000.";
+    /** A latency test's default --busy-poll, as its help says it. */
+    public static final String BUSY_POLL_LATENCY = LATENCY_BUSY_POLL_MICROS + " on a dedicated device "
+            + "(--agent dedicated), whose event loop would otherwise sleep between packets and be woken twice per hop; 0 on an "
+            + "invoked device, which this side's polling thread runs";
+
+    @Option(names = "--busy-poll", paramLabel = "MICROS", description = BUSY_POLL_HELP + " Default: 0 (off).")
     Long busyPollMicros;
 
     @Option(names = "--socket-buffer", paramLabel = "BYTES", converter = Converters.Size.class, description = "UDP socket "
@@ -241,6 +256,15 @@ public final class DeviceOptions {
         AgentMode mode = agentMode(spec, null);
         if (mode != null) config.agentMode(mode);
         if (tailProbeMicros != null) config.tailProbeMicros(tailProbeMicros);
+        return config;
+    }
+
+    /**
+     * {@code config} for a latency test: a dedicated device busy-polls for {@link #LATENCY_BUSY_POLL_MICROS} unless
+     * --busy-poll says otherwise; an invoked device is polled by the test's own thread and needs nothing.
+     */
+    public DeviceConfig forLatency(DeviceConfig config) {
+        if (busyPollMicros == null && config.agentMode() == AgentMode.DEDICATED) config.busyPollMicros(LATENCY_BUSY_POLL_MICROS);
         return config;
     }
 

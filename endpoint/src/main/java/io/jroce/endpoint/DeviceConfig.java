@@ -151,6 +151,9 @@ public final class DeviceConfig {
         return this;
     }
 
+    /** The busy-poll time in microseconds (0: off). */
+    public long busyPollMicros() { return busyPollNanos / 1000; }
+
     /**
      * ECN-capable transport (default off): every datagram leaves with the ECN field ECT(0) (IPv4 TOS / IPv6
      * traffic class 0x02, RFC 3168), so a congested switch marks it CE instead of dropping it and a receiver that

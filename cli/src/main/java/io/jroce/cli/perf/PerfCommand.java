@@ -10,6 +10,7 @@ import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Test;
 import io.jroce.endpoint.Device;
+import io.jroce.endpoint.DeviceConfig;
 import io.jroce.endpoint.Mtu;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -165,7 +166,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
                 "--timeout", PeerWaits.TIMEOUT_HELP + " A passive server (write, read and atomic bandwidth) waits as long as traffic flows.",
                 "--agent", DeviceOptions.AGENT_HELP + " Default: invoked where this side polls (every latency run, every client, a SEND "
-                        + "server), dedicated for the passive server of write, read and atomic bandwidth, which polls nothing.");
+                        + "server), dedicated for the passive server of write, read and atomic bandwidth, which polls nothing.",
+                "--busy-poll", DeviceOptions.BUSY_POLL_HELP + " Default with --lat: " + DeviceOptions.BUSY_POLL_LATENCY
+                        + ". Default without --lat: 0 (off).");
     }
 
     /** One-line error for an unknown TEST. */
@@ -263,7 +266,9 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         // the side that polls runs the device itself: a latency run, a client, a SEND server (it polls for its
         // receives); a passive server (WRITE, READ and atomic bandwidth) polls nothing, so a thread of its own runs it
         AgentMode defaultAgent = lat || peerHost != null || test == Test.SEND_BW ? AgentMode.INVOKED : AgentMode.DEDICATED;
-        try (Device dev = DeviceOptions.open(spec, device.config(spec, local, defaultAgent));
+        DeviceConfig config = device.config(spec, local, defaultAgent);
+        if (lat) device.forLatency(config);
+        try (Device dev = DeviceOptions.open(spec, config);
              MetricsExport exported = device.exportMetrics(spec, dev);
              PerfCm cm = rdmaCm ? new CmPerfCm(dev, m, peerHost, port, waits.timeout, ext).waitingForClient(waits.clientWait()) : null) {
             PerfRun.Settings settings = new PerfRun.Settings(test, peerHost, local, oob.local(spec), port, sz, it, duration, m, qpCount, waits.timeout,

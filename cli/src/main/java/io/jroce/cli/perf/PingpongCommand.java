@@ -140,7 +140,8 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
                         + "headers (the port MTU, as rdma_rxe takes it).",
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
                 "--agent", DeviceOptions.AGENT_HELP + " Default: invoked (each side polls for every message, so its thread runs "
-                        + "the device).");
+                        + "the device).",
+                "--busy-poll", DeviceOptions.BUSY_POLL_HELP + " Default: " + DeviceOptions.BUSY_POLL_LATENCY + ".");
     }
 
     @Override
@@ -164,7 +165,7 @@ public final class PingpongCommand implements Callable<Integer>, OptionHelp {
             p = new Params(p.size, p.iters, m, p.rxDepth);
         }
         InetAddress oobLocal = oob.local(spec);
-        try (Device dev = DeviceOptions.open(spec, device.config(spec, local, AgentMode.INVOKED).portMtu(p.mtu));
+        try (Device dev = DeviceOptions.open(spec, device.forLatency(device.config(spec, local, AgentMode.INVOKED)).portMtu(p.mtu));
              MetricsExport exported = device.exportMetrics(spec, dev)) {
             try {
                 int rc;
