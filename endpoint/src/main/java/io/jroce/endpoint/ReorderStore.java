@@ -45,6 +45,17 @@ final class ReorderStore implements RequestOrder {
     /** The block {@link #emitOwed} sent last in this flush (not sent twice). */
     private int sackSentLo;
     private int sackSentHi;
+    /**
+     * WRITE FIRSTs held past a gap whose RETH names a writable region, oldest first: a MIDDLE of one of these messages
+     * is placed on arrival like a MIDDLE of the message in progress, so a loss does not make every packet of the
+     * messages behind it a copy in the store. Bounded; a FIRST that finds the table full is held as before.
+     */
+    private final int[] aheadPsn = new int[AHEAD_MAX];
+    private final long[] aheadVa = new long[AHEAD_MAX];
+    private final long[] aheadLength = new long[AHEAD_MAX];
+    private final MemoryRegion[] aheadMr = new MemoryRegion[AHEAD_MAX];
+    private int aheadCount;
+    private static final int AHEAD_MAX = 16;
 
     ReorderStore(Responder resp, QueuePair qp, EngineContext ctx) {
         this.resp = resp;
@@ -59,6 +70,7 @@ final class ReorderStore implements RequestOrder {
         dropOwed();
         heldSinceSack = 0;
         store.clear();
+        forgetAhead();
     }
 
     /**
@@ -72,7 +84,7 @@ final class ReorderStore implements RequestOrder {
             qp.counters.oooDropped++;
             return;
         }
-        if (!store.has(psn) && resp.placeEarly(p, psn)) {
+        if (!store.has(psn) && (resp.placeEarly(p, psn) || placeAhead(p, psn))) {
             store.putPlaced(psn, p.ackReq());
             qp.counters.outOfOrder++;
             qp.counters.writesPlacedOutOfOrder++;
@@ -86,6 +98,7 @@ final class ReorderStore implements RequestOrder {
         }
         if (put == ReorderBuffer.STORED) {
             qp.counters.outOfOrder++;
+            if (p.opcode() == Opcode.RC_RDMA_WRITE_FIRST) noteAhead(p, psn);
         } else {
             qp.counters.duplicatesSeen++; // resent although held: SACK it again, the SACK was lost
         }
@@ -109,6 +122,7 @@ final class ReorderStore implements RequestOrder {
                 }
                 int len = store.length(psn);
                 byte[] d = store.take(psn);
+                if (aheadCount > 0 && aheadPsn[0] == psn) dropOldestAhead(); // its message is in progress now
                 if (held.decode(io.netty.buffer.Unpooled.wrappedBuffer(d, 0, len), 0, len) != io.jroce.wire.Problem.NONE) {
                     ctx.counters().drop(DropReason.MALFORMED); // cannot happen: it decoded when it arrived
                     break;
@@ -122,7 +136,10 @@ final class ReorderStore implements RequestOrder {
         }
         // the gap closed: the slots' bytes go back to the device's budget, or a QP that once held a gap would keep its
         // arrays for good and, across many QPs, the budget would be spent on stores that hold nothing
-        if (store.size() == 0) store.release();
+        if (store.size() == 0) {
+            store.release();
+            forgetAhead();
+        }
         if (drained > 0 && resp.acceptsRequests()) resp.coalesceAck(Psn.add(resp.expectedPsn(), -1));
     }
 
@@ -134,6 +151,54 @@ final class ReorderStore implements RequestOrder {
     @Override
     public boolean placesReadResponses() {
         return true;
+    }
+
+    /**
+     * Places a WRITE MIDDLE of a message whose FIRST is held ({@link #noteAhead}) where that FIRST's RETH says, as the
+     * in-order pass would once it reaches it: packet {@code k} of the message carries bytes {@code k * MTU} on. A
+     * packet at the position of the message's LAST, or beyond it, is not placed.
+     */
+    private boolean placeAhead(RocePacket p, int psn) {
+        if (aheadCount == 0 || p.opcode() != Opcode.RC_RDMA_WRITE_MIDDLE) return false;
+        int mtu = qp.mtu;
+        if (p.payloadLength() != mtu) return false;
+        for (int i = aheadCount - 1; i >= 0; i--) {
+            int k = Psn.distance(aheadPsn[i], psn);
+            if (k <= 0 || k >= JroceExtensions.OOO_WINDOW) continue; // before this FIRST: an older message's, if any
+            long at = (long) k * mtu;
+            MemoryRegion mr = aheadMr[i];
+            if (at + mtu >= aheadLength[i] || !mr.rkeyUsable()) return false; // its LAST or beyond, or deregistered since
+            out.beforeMemoryWrite();
+            mr.mem().setBytes(mr.offsetOf(aheadVa[i] + at), p.buffer(), p.payloadOffset(), mtu);
+            return true;
+        }
+        return false;
+    }
+
+    /** Notes a WRITE FIRST just held, if its RETH is one the responder will accept: see {@link #placeAhead}. */
+    private void noteAhead(RocePacket p, int psn) {
+        MemoryRegion mr = resp.writeTargetAhead(p);
+        if (mr == null || aheadCount == AHEAD_MAX) return;
+        if (aheadCount > 0 && Psn.compare(psn, aheadPsn[aheadCount - 1]) <= 0) return; // kept in PSN order: a late FIRST is not noted
+        aheadPsn[aheadCount] = psn;
+        aheadVa[aheadCount] = p.reth().va();
+        aheadLength[aheadCount] = p.reth().dmaLengthUnsigned();
+        aheadMr[aheadCount] = mr;
+        aheadCount++;
+    }
+
+    private void dropOldestAhead() {
+        aheadCount--;
+        System.arraycopy(aheadPsn, 1, aheadPsn, 0, aheadCount);
+        System.arraycopy(aheadVa, 1, aheadVa, 0, aheadCount);
+        System.arraycopy(aheadLength, 1, aheadLength, 0, aheadCount);
+        System.arraycopy(aheadMr, 1, aheadMr, 0, aheadCount);
+        aheadMr[aheadCount] = null;
+    }
+
+    private void forgetAhead() {
+        java.util.Arrays.fill(aheadMr, 0, aheadCount, null);
+        aheadCount = 0;
     }
 
     /** Notes that the run holding {@code psn} is owed a SACK; {@code urgent}: at the next flush (AckReq, a duplicate). */
@@ -224,5 +289,6 @@ final class ReorderStore implements RequestOrder {
     @Override
     public void release() {
         store.release();
+        forgetAhead();
     }
 }

@@ -134,6 +134,19 @@ final class Responder {
         return true;
     }
 
+    /**
+     * The region a WRITE FIRST held past a gap will write, if its RETH passes the checks its execution makes (the QP's
+     * remote write access, the R_Key, the bounds): the MIDDLEs of that message may then be placed on arrival too
+     * ({@link ReorderStore}). Null otherwise, and nothing is answered: the FIRST's execution in order does that.
+     */
+    MemoryRegion writeTargetAhead(RocePacket first) {
+        if ((qp.accessFlags & Access.REMOTE_WRITE) == 0 || first.payloadLength() != qp.mtu) return null;
+        long dmaLen = first.reth().dmaLengthUnsigned();
+        if (dmaLen <= qp.mtu || dmaLen > MAX_DMA_LENGTH) return null;
+        MemoryRegion mr = ctx.keys().byRkey(first.reth().rkey());
+        return remoteOk(mr, first.reth().va(), dmaLen, Access.REMOTE_WRITE) ? mr : null;
+    }
+
     /** The in-order pass reaches a WRITE MIDDLE placed on arrival: the message moves on by one MTU. */
     boolean executePlaced(int psn) {
         int mtu = qp.mtu;

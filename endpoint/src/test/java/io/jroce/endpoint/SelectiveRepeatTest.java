@@ -5,6 +5,7 @@ import io.jroce.endpoint.fault.FaultRule;
 import io.jroce.wire.Opcode;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.*;
@@ -55,6 +56,83 @@ class SelectiveRepeatTest {
             assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
             // the LAST was held as a copy while the gap lasted; once it closed, the store gave its bytes back
             assertEquals(0, p.b.transport().reorderRetained(), "the reorder store keeps nothing after the gap closed");
+        }
+    }
+
+    /**
+     * Two WRITEs of 16 packets posted together, the 6th packet of the first lost once: behind the gap, the MIDDLEs of
+     * the first message and those of the second (whose FIRST is held, its RETH checked) go straight to memory; only
+     * the two LASTs and the second FIRST are held as copies. Both messages' bytes are compared at the end.
+     */
+    @Test
+    void theMiddlesOfTheNextMessageArePlacedOnArrivalToo() throws Exception {
+        int first = 0x500;
+        FaultInjector dropOne = FaultInjector.builder().seed(1)
+                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(first + 5)).build();
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.5")).filter(dropOne).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.41.6")).tailProbeMicros(0))) {
+            Pair.Conn c = connect(p, first, 0x600, SR);
+            int n = 16 * 256;
+            MemoryRegion src = p.pdA.allocateAndRegister(2 * n, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(2 * n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            byte[] data = new byte[2 * n];
+            new Random(7).nextBytes(data);
+            src.buffer().put(data);
+            // one chain, one doorbell: the requester sends both messages before the SACK of the gap can come back
+            SendWorkRequest second = new SendWorkRequest(2, WrOpcode.RDMA_WRITE, new Sge(src.address() + n, n, src.lkey()))
+                    .remote(dst.address() + n, dst.rkey()).signaled();
+            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, new Sge(src.address(), n, src.lkey()))
+                    .remote(dst.address(), dst.rkey()).signaled().next(second));
+            for (WorkCompletion wc : Pair.await(c.cqA, 2, 10_000)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            byte[] got = new byte[2 * n];
+            dst.buffer().get(got);
+            assertArrayEquals(data, got);
+            QpCounters a = c.qpA.counters();
+            QpCounters b = c.qpB.counters();
+            assertEquals(1, dropOne.counters().get("out.dropped"), "one packet was dropped");
+            assertEquals(1, a.selectiveRetransmits, "only the lost packet was resent: " + a);
+            assertEquals(0, a.retries + a.timeouts, "no timeout, no Go-Back-N: " + a);
+            assertEquals(26, b.outOfOrder, "the 10 packets after the gap and the 16 of the next message were held: " + b);
+            assertEquals(9 + 14, b.writesPlacedOutOfOrder, "9 MIDDLEs of the first message and 14 of the second were placed on arrival: " + b);
+            assertEquals(0, p.b.transport().reorderRetained(), "the reorder store keeps nothing after the gap closed");
+        }
+    }
+
+    /**
+     * As above, but the second WRITE names a region without remote write access: its MIDDLEs are not placed ahead
+     * (the held FIRST's RETH fails the check its execution makes), not one of its bytes lands, and it completes with
+     * the remote access error its FIRST earns in order.
+     */
+    @Test
+    void nothingIsPlacedAheadForAWriteItsResponderWillRefuse() throws Exception {
+        int first = 0x700;
+        FaultInjector dropOne = FaultInjector.builder().seed(1)
+                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(first + 5)).build();
+        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.9")).filter(dropOne).tailProbeMicros(0),
+                new DeviceConfig(Pair.addr("127.77.41.10")).tailProbeMicros(0))) {
+            Pair.Conn c = connect(p, first, 0x800, SR);
+            int n = 16 * 256;
+            MemoryRegion src = p.pdA.allocateAndRegister(2 * n, Access.LOCAL_WRITE);
+            MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            MemoryRegion readOnly = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_READ);
+            byte[] data = new byte[2 * n];
+            new Random(9).nextBytes(data);
+            src.buffer().put(data);
+            SendWorkRequest second = new SendWorkRequest(2, WrOpcode.RDMA_WRITE, new Sge(src.address() + n, n, src.lkey()))
+                    .remote(readOnly.address(), readOnly.rkey()).signaled();
+            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, new Sge(src.address(), n, src.lkey()))
+                    .remote(dst.address(), dst.rkey()).signaled().next(second));
+            List<WorkCompletion> wcs = Pair.await(c.cqA, 2, 10_000);
+            assertEquals(WcStatus.SUCCESS, wcs.get(0).status(), wcs.get(0).toString());
+            assertEquals(WcStatus.REM_ACCESS_ERR, wcs.get(1).status(), wcs.get(1).toString());
+            byte[] got = new byte[n];
+            dst.buffer().get(got);
+            assertArrayEquals(java.util.Arrays.copyOf(data, n), got);
+            byte[] untouched = new byte[n];
+            readOnly.buffer().get(untouched);
+            assertArrayEquals(new byte[n], untouched, "no byte of the refused WRITE landed");
+            QpCounters b = c.qpB.counters();
+            assertEquals(9, b.writesPlacedOutOfOrder, "only the first message's MIDDLEs were placed on arrival: " + b);
         }
     }
 
