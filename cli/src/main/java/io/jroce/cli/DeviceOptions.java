@@ -100,9 +100,10 @@ public final class DeviceOptions {
      * The busy-poll time of a latency test on a dedicated device when --busy-poll is absent. Such a device's event
      * loop would otherwise sleep between packets, and each hop of a round trip would wait for it to be woken (two
      * wake-ups per hop: the datagram's and the application's doorbell). It covers a loopback round trip with its
-     * tail, so the loop is still polling when the answer comes; an idle device sleeps after it as before.
+     * tail, also where the spinning threads outnumber the cores and one is descheduled in between, so the loop is
+     * still polling when the answer comes; an idle device sleeps after it as before.
      */
-    public static final long LATENCY_BUSY_POLL_MICROS = 300;
+    public static final long LATENCY_BUSY_POLL_MICROS = 1000;
 
     /** --busy-poll's help without its default, which each command gives. */
     public static final String BUSY_POLL_HELP = "Busy-poll mode for latency: after its "
