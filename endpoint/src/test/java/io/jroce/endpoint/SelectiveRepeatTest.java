@@ -35,10 +35,8 @@ class SelectiveRepeatTest {
     @Test
     void onlyTheMissingPacketIsResent() throws Exception {
         int first = 0x100;
-        FaultInjector dropOne = FaultInjector.builder().seed(1)
-                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(first + 5)).build();
-        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.3")).filter(dropOne).tailProbeMicros(0),
-                new DeviceConfig(Pair.addr("127.77.41.4")).tailProbeMicros(0))) {
+        FaultInjector dropOne = dropMiddleOnce(first + 5);
+        try (Pair p = lossyPair(dropOne, "127.77.41.3", "127.77.41.4")) {
             Pair.Conn c = connect(p, first, 0x200, SR);
             writeWhole(p, c, 64 * 256, 3, 10_000);
             QpCounters a = c.qpA.counters();
@@ -67,22 +65,12 @@ class SelectiveRepeatTest {
     @Test
     void theMiddlesOfTheNextMessageArePlacedOnArrivalToo() throws Exception {
         int first = 0x500;
-        FaultInjector dropOne = FaultInjector.builder().seed(1)
-                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(first + 5)).build();
-        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.5")).filter(dropOne).tailProbeMicros(0),
-                new DeviceConfig(Pair.addr("127.77.41.6")).tailProbeMicros(0))) {
+        FaultInjector dropOne = dropMiddleOnce(first + 5);
+        try (Pair p = lossyPair(dropOne, "127.77.41.5", "127.77.41.6")) {
             Pair.Conn c = connect(p, first, 0x600, SR);
             int n = 16 * 256;
-            MemoryRegion src = p.pdA.allocateAndRegister(2 * n, Access.LOCAL_WRITE);
             MemoryRegion dst = p.pdB.allocateAndRegister(2 * n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            byte[] data = new byte[2 * n];
-            new Random(7).nextBytes(data);
-            src.buffer().put(data);
-            // one chain, one doorbell: the requester sends both messages before the SACK of the gap can come back
-            SendWorkRequest second = new SendWorkRequest(2, WrOpcode.RDMA_WRITE, new Sge(src.address() + n, n, src.lkey()))
-                    .remote(dst.address() + n, dst.rkey()).signaled();
-            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, new Sge(src.address(), n, src.lkey()))
-                    .remote(dst.address(), dst.rkey()).signaled().next(second));
+            byte[] data = postTwoWrites(p, c, n, 7, dst.address(), dst.rkey(), dst.address() + n, dst.rkey());
             for (WorkCompletion wc : Pair.await(c.cqA, 2, 10_000)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
             byte[] got = new byte[2 * n];
             dst.buffer().get(got);
@@ -106,22 +94,13 @@ class SelectiveRepeatTest {
     @Test
     void nothingIsPlacedAheadForAWriteItsResponderWillRefuse() throws Exception {
         int first = 0x700;
-        FaultInjector dropOne = FaultInjector.builder().seed(1)
-                .rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(first + 5)).build();
-        try (Pair p = new Pair(new DeviceConfig(Pair.addr("127.77.41.9")).filter(dropOne).tailProbeMicros(0),
-                new DeviceConfig(Pair.addr("127.77.41.10")).tailProbeMicros(0))) {
+        FaultInjector dropOne = dropMiddleOnce(first + 5);
+        try (Pair p = lossyPair(dropOne, "127.77.41.9", "127.77.41.10")) {
             Pair.Conn c = connect(p, first, 0x800, SR);
             int n = 16 * 256;
-            MemoryRegion src = p.pdA.allocateAndRegister(2 * n, Access.LOCAL_WRITE);
             MemoryRegion dst = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             MemoryRegion readOnly = p.pdB.allocateAndRegister(n, Access.LOCAL_WRITE | Access.REMOTE_READ);
-            byte[] data = new byte[2 * n];
-            new Random(9).nextBytes(data);
-            src.buffer().put(data);
-            SendWorkRequest second = new SendWorkRequest(2, WrOpcode.RDMA_WRITE, new Sge(src.address() + n, n, src.lkey()))
-                    .remote(readOnly.address(), readOnly.rkey()).signaled();
-            c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, new Sge(src.address(), n, src.lkey()))
-                    .remote(dst.address(), dst.rkey()).signaled().next(second));
+            byte[] data = postTwoWrites(p, c, n, 9, dst.address(), dst.rkey(), readOnly.address(), readOnly.rkey());
             List<WorkCompletion> wcs = Pair.await(c.cqA, 2, 10_000);
             assertEquals(WcStatus.SUCCESS, wcs.get(0).status(), wcs.get(0).toString());
             assertEquals(WcStatus.REM_ACCESS_ERR, wcs.get(1).status(), wcs.get(1).toString());
@@ -265,6 +244,33 @@ class SelectiveRepeatTest {
             assertTrue(b.outOfOrder > 0, "the responder held packets past the RNR-NAKed one: " + b);
             assertTrue(b.duplicatesSeen < b.outOfOrder / 2, "what it held was not sent again: " + b);
         }
+    }
+
+    /** A's device drops the WRITE MIDDLE with {@code psn} once, on its way out. */
+    private static FaultInjector dropMiddleOnce(int psn) {
+        return FaultInjector.builder().seed(1).rule(FaultRule.drop().outbound().opcode(Opcode.RC_RDMA_WRITE_MIDDLE).psn(psn)).build();
+    }
+
+    /** Two devices without tail-loss probes (so only what the tests cause is resent), A's filtered by {@code onA}. */
+    private static Pair lossyPair(FaultInjector onA, String a, String b) throws java.io.IOException {
+        return new Pair(new DeviceConfig(Pair.addr(a)).filter(onA).tailProbeMicros(0), new DeviceConfig(Pair.addr(b)).tailProbeMicros(0));
+    }
+
+    /**
+     * Posts two WRITEs of {@code n} seeded random bytes each from a new region of A's, to {@code va1} and {@code va2},
+     * as one chain: one doorbell, so the requester sends both messages before the SACK of a gap can come back.
+     * Returns the bytes, both messages' back to back.
+     */
+    private static byte[] postTwoWrites(Pair p, Pair.Conn c, int n, long seed, long va1, int rkey1, long va2, int rkey2) {
+        MemoryRegion src = p.pdA.allocateAndRegister(2 * n, Access.LOCAL_WRITE);
+        byte[] data = new byte[2 * n];
+        new Random(seed).nextBytes(data);
+        src.buffer().put(data);
+        SendWorkRequest second = new SendWorkRequest(2, WrOpcode.RDMA_WRITE, new Sge(src.address() + n, n, src.lkey()))
+                .remote(va2, rkey2).signaled();
+        c.qpA.postSend(new SendWorkRequest(1, WrOpcode.RDMA_WRITE, new Sge(src.address(), n, src.lkey()))
+                .remote(va1, rkey1).signaled().next(second));
+        return data;
     }
 
     private static void writeWhole(Pair p, Pair.Conn c, int n, long seed, long millis) throws Exception {
