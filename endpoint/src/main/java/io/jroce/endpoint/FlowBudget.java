@@ -55,6 +55,15 @@ final class FlowBudget {
         return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / perPacket);
     }
 
+    /** The smallest receive buffer (as the kernel reports it) whose {@link #capacity} at {@code mtu} is {@code packets}. */
+    static int receiveBufferFor(int packets, int mtu) {
+        int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
+        long need = (long) packets * perPacket;
+        long bytes = (need * 4 + 2) / 3; // bytes / 4 * 3 >= need
+        while (bytes / 4 * 3 < need) bytes++;
+        return (int) Math.min(Integer.MAX_VALUE, bytes);
+    }
+
     /** The PSNs one QP of path MTU {@code mtu} may keep unacknowledged: the device window within the capacity. */
     int windowFor(int mtu) {
         return Math.min(deviceWindow, capacity(mtu));

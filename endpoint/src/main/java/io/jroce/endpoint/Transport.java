@@ -114,10 +114,14 @@ final class Transport implements EngineContext {
         this.flow = new FlowBudget(this.port.receiveBufferBytes(), config.maxUnackedPsns);
         int window4096 = flow.windowFor(4096);
         if (window4096 < config.maxUnackedPsns) {
+            // Linux grants twice what is asked (half for its bookkeeping) and reports that: an ask of `enough` fills the window,
+            // unless net.core.rmem_max caps the grant
+            long enough = (FlowBudget.receiveBufferFor(config.maxUnackedPsns, 4096) + 1) / 2;
             log.warn("the socket's receive buffer holds {} bytes, about {} packets of path MTU 4096: QPs at that MTU keep at most {} "
-                    + "PSNs in flight instead of {} so that a peer like us does not overrun it (raise net.core.rmem_max to {} or run "
-                    + "with CAP_NET_ADMIN for the full window)", this.port.receiveBufferBytes(), window4096, window4096, config.maxUnackedPsns,
-                    config.socketBufferBytes);
+                    + "PSNs in flight instead of {} so that a peer like us does not overrun it ({})", this.port.receiveBufferBytes(),
+                    window4096, window4096, config.maxUnackedPsns, config.socketBufferBytes < enough
+                            ? "a socket buffer of " + enough + " bytes or more allows the full window"
+                            : "raise net.core.rmem_max to " + config.socketBufferBytes + " or run with CAP_NET_ADMIN for the full window");
         }
     }
 

@@ -26,6 +26,11 @@ class FlowControlTest {
             assertEquals(granted / 4 * 3 / (2048 + 256), t.flow.capacity(1024), "MTU 1024: about 2.3 KB per datagram");
             assertEquals(Math.min(128, t.flow.capacity(4096)), t.flow.windowFor(4096), "one QP: the device window within the capacity");
             assertEquals(Math.min(128, t.flow.capacity(1024)), t.flow.windowFor(1024));
+            for (int mtu : new int[] {1024, 4096}) {
+                int b = FlowBudget.receiveBufferFor(128, mtu);
+                assertEquals(128, FlowBudget.capacity(b, mtu), "the buffer the warning names holds the full window at MTU " + mtu);
+                assertEquals(127, FlowBudget.capacity(b - 1, mtu), "and no smaller buffer does, at MTU " + mtu);
+            }
             assertEquals(128, new DeviceConfig(Pair.addr("127.77.15.3")).maxUnackedPsns, "the device window the cap applies to");
 
             Pair.Conn c = connect(p, Mtu.MTU_4096, 0x10, 0x20);
