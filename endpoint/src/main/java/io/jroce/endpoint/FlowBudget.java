@@ -51,17 +51,20 @@ final class FlowBudget {
 
     /** {@link #capacity} of a receive buffer of {@code receiveBufferBytes}: also a peer's, when it told us its own. */
     static int capacity(int receiveBufferBytes, int mtu) {
-        int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
-        return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / perPacket);
+        return Math.max(MIN_WINDOW, receiveBufferBytes / 4 * 3 / kernelBytesPerPacket(mtu));
     }
 
     /** The smallest receive buffer (as the kernel reports it) whose {@link #capacity} at {@code mtu} is {@code packets}. */
     static int receiveBufferFor(int packets, int mtu) {
-        int perPacket = (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
-        long need = (long) packets * perPacket;
-        long bytes = (need * 4 + 2) / 3; // bytes / 4 * 3 >= need
+        long need = (long) packets * kernelBytesPerPacket(mtu);
+        long bytes = need / 3 * 4; // the smallest b with b / 4 * 3 >= need is near 4 * need / 3
         while (bytes / 4 * 3 < need) bytes++;
         return (int) Math.min(Integer.MAX_VALUE, bytes);
+    }
+
+    /** A datagram of path MTU {@code mtu} in the kernel's receive queue: a power-of-two allocation, its shared info, the sk_buff. */
+    private static int kernelBytesPerPacket(int mtu) {
+        return (Integer.highestOneBit(mtu + 80 + 320 - 1) << 1) + 256;
     }
 
     /** The PSNs one QP of path MTU {@code mtu} may keep unacknowledged: the device window within the capacity. */

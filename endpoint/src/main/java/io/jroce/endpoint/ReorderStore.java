@@ -21,6 +21,8 @@ final class ReorderStore implements RequestOrder {
     private static final int SACK_EVERY = 32;
     /** How far below a new gap {@link #emitOwed} looks for the run before it (past the lost packets). */
     private static final int SACK_GAP_SCAN = 64;
+    /** WRITE FIRSTs held past a gap whose messages' MIDDLEs are placed on arrival ({@link #noteAhead}), at most. */
+    private static final int AHEAD_MAX = 16;
 
     private final Responder resp;
     private final QueuePair qp;
@@ -55,7 +57,6 @@ final class ReorderStore implements RequestOrder {
     private final long[] aheadLength = new long[AHEAD_MAX];
     private final MemoryRegion[] aheadMr = new MemoryRegion[AHEAD_MAX];
     private int aheadCount;
-    private static final int AHEAD_MAX = 16;
 
     ReorderStore(Responder resp, QueuePair qp, EngineContext ctx) {
         this.resp = resp;
