@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The lossy-Ethernet report's baseline measurements of jroce (Go-Back-N, no congestion control), two parts:
 #
-#  1. goodput vs random loss: one QP, RDMA WRITE of 1 MiB messages, path MTU 4096, `--chaos drop=P` on both
-#     processes (server seed 7, client seed 8), over the loopback of the bed's receiver namespace (no
-#     bottleneck; a private loopback, so nothing else on the machine can hold UDP 4791 or TCP 18515 there);
+#  1. goodput vs random loss: one QP, RDMA WRITE of 1 MiB messages, path MTU 4096, over the loopback of the bed's
+#     receiver namespace (no bottleneck; a private loopback, so nothing else on the machine can hold UDP 4791 or
+#     TCP 18515 there). The loss (LOSS_BY): `nft` (the default) drops P of the UDP/4791 packets at the
+#     namespace's output hook and P at its input hook, so each packet, as with `--chaos drop=P` on both processes,
+#     meets two chances of P, and both processes run exactly as in the lossless run; `chaos` gives both processes
+#     `--chaos drop=P` (server seed 7, client seed 8), which also moves their reads onto Netty's datagram path
+#     (an object per datagram) while the lossless run reads without one: on the host's loopback `--chaos drop=0`
+#     alone cost 12-19 % of a lossless run's goodput;
 #  2. N flows through the bed's 1 Gbit/s tbf bottleneck (bed.sh): N `perf write` pairs, flow i between
 #     10.198.0.i and 10.198.0.(100+i), plus a 64-byte `perf send --lat` probe (10.198.0.50 -> .150) through
 #     the same queue; N = 0 is the probe alone. Aggregate goodput, per-flow goodput, Jain's fairness index,
@@ -15,7 +20,7 @@
 # and its goodput is the cumulative rate of its last progress line, marked "cut".
 #
 # Needs root, ip, tc and a built cli/target/jroce.jar. Knobs (environment; LOSSES= or FLOWS= empty skips a
-# part): LOSSES, LOSS_SECS (10),
+# part): LOSSES, LOSS_SECS (10), LOSS_BY (nft or chaos),
 # TAIL_PROBES ("0 1000"), CAP (45), FLOWS ("0 1 4 16"), SECS (20), PROBE_ITERS (3000), RATE (1gbit),
 # LIMIT (256kb), EXT (perf --jroce-extensions on every process: none (default, Go-Back-N), sr, cc, all), OUT (a new /tmp directory: the raw JSON and stderr of every process),
 # QPS (1: QPs per flow process, each QP a flow; perf's per-QP progress counts tell them apart), SIZE (1048576: message
@@ -36,6 +41,7 @@ JAR=${JAR:-$root/cli/target/jroce.jar}
 JAVA=${JAVA:-java}
 LOSSES=${LOSSES-"0 0.001 0.01 0.02 0.05 0.1"}
 LOSS_SECS=${LOSS_SECS:-10}
+LOSS_BY=${LOSS_BY:-nft}
 TAIL_PROBES=${TAIL_PROBES:-"0 1000"}
 CAP=${CAP:-45}
 FLOWS=${FLOWS-"0 1 4 16"}
@@ -54,10 +60,25 @@ LATE=${LATE:-}
 PROGRESS=${PROGRESS:-200ms}
 
 [ -f "$JAR" ] || { echo "measure.sh: build the jar first (mvn -pl cli -am package): $JAR" >&2; exit 1; }
+case $LOSS_BY in
+    nft) [ -z "$LOSSES" ] || command -v nft >/dev/null || { echo "measure.sh: LOSS_BY=nft needs nft (or LOSS_BY=chaos)" >&2; exit 1; } ;;
+    chaos) ;;
+    *) echo "measure.sh: LOSS_BY must be nft or chaos, not $LOSS_BY" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 trap '"$bed" down' EXIT
 
 jroce() { local ns=$1; shift; ip netns exec "$ns" "$JAVA" -jar "$JAR" "$@" --jroce-extensions "$EXT"; }
+# nft_loss P: in the receiver namespace, drop P (0..1, to 1/10000) of the UDP/4791 packets at output and at input
+nft_loss() {
+    local n hook
+    n=$(awk -v p="$1" 'BEGIN { printf "%d", p * 10000 + 0.5 }')
+    ip netns exec "$NS_R" nft add table inet jroce_measure_loss
+    for hook in output input; do
+        ip netns exec "$NS_R" nft add chain inet jroce_measure_loss "$hook" "{ type filter hook $hook priority 0; }"
+        ip netns exec "$NS_R" nft add rule inet jroce_measure_loss "$hook" udp dport 4791 numgen random mod 10000 '<' "$n" counter drop
+    done
+}
 # field NAME FILE: a number from perf's --json object
 field() { grep -o "\"$1\":[0-9.]*" "$2" 2>/dev/null | head -1 | cut -d: -f2; }
 # counter NAME FILE: a value from the 'counters device' line of --counters
@@ -78,7 +99,7 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load aver
 
 if [ -n "$LOSSES" ]; then
     echo
-    echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback)"
+    echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback, loss by $LOSS_BY)"
     echo "| drop=P per process | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
     echo "|---|---|---|---|---|---|---|"
     "$bed" up --pairs 1 >/dev/null || exit 1
@@ -86,7 +107,8 @@ if [ -n "$LOSSES" ]; then
         for p in $LOSSES; do
             tag=$OUT/loss-$p-tp$tp
             chaos_s=() chaos_c=()
-            if [ "$p" != 0 ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
+            if [ "$p" != 0 ] && [ "$LOSS_BY" = chaos ]; then chaos_s=(--chaos "drop=$p,seed=7"); chaos_c=(--chaos "drop=$p,seed=8"); fi
+            if [ "$p" != 0 ] && [ "$LOSS_BY" = nft ]; then nft_loss "$p"; fi
             cap=$((LOSS_SECS + CAP))
             timeout "$cap" ip netns exec "$NS_R" "$JAVA" -jar "$JAR" perf write --bind 127.0.0.1 -m 4096 -s $SIZE -D "$LOSS_SECS" \
                 --timeout 60 --tail-probe "$tp" --json --counters --jroce-extensions "$EXT" "${chaos_s[@]}" >"$tag-server.json" 2>"$tag-server.err" &
@@ -96,6 +118,7 @@ if [ -n "$LOSSES" ]; then
             crc=$?
             wait $spid
             src=$?
+            ip netns exec "$NS_R" nft delete table inet jroce_measure_loss 2>/dev/null
             echo "| $p | $tp | $crc/$src | $(goodput "$tag-client.json" "$tag-client.err") | $(counter packets_out "$tag-client.err") | $(counter retransmits "$tag-client.err") | $(counter timeouts "$tag-client.err") |"
         done
     done
