@@ -100,7 +100,7 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) cores, load aver
 if [ -n "$LOSSES" ]; then
     echo
     echo "## goodput vs random loss (WRITE 1 MiB, 1 QP, MTU 4096, ${LOSS_SECS} s, loopback, loss by $LOSS_BY)"
-    echo "| drop=P per process | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
+    echo "| drop=P per process (nft: per hook) | tail probe us | exit (client/server) | goodput Gbit/s | client packets out | client retransmits | client timeouts |"
     echo "|---|---|---|---|---|---|---|"
     "$bed" up --pairs 1 >/dev/null || exit 1
     for tp in $TAIL_PROBES; do

@@ -327,10 +327,7 @@ run_case() {
     # cm_req_handler), as a kernel client would, and perftest does not retry. It happens in both roles (the
     # server is perftest's code either way: in the guest, or on the host through jroce's libraries), so the case
     # is run again (three times at most), and the report says so.
-    local tries=$(( ${RETRYING:-0} + 1 ))
-    log "RETRY $tries: $name: perftest -R's server rejected the test connection (REJ 8: its second listener was not up yet)"
-    mv "$dir" "$dir.rej8-$tries"
-    RETRYING=$tries run_case "$@"
+    rerun_case "$dir" rej8 "$name: perftest -R's server rejected the test connection (REJ 8: its second listener was not up yet)" "$@"
   elif [ -n "$LOSSY" ] && [ "${RETRYING:-0}" -lt 3 ] && last_ack_lost "$dir" "$gcmd" "$jargs"; then
     # ibv_rc_pingpong's own limit on a lossy link: each side destroys its QP as soon as its last send is
     # acknowledged and its last receive has arrived. The two last ACKs cross: when the one for the first side's
@@ -338,13 +335,19 @@ run_case() {
     # ACK and exits, and the first side's retransmissions find no QP (rdma_rxe drops packets for an unknown QPN:
     # rxe_recv.c, hdr_check) until its retry count runs out, as it would between two rxe peers. Nothing was lost
     # but that ACK, so the case is run again (three times at most), and the report says so.
-    local tries=$(( ${RETRYING:-0} + 1 ))
-    log "RETRY $tries: $name: the last ACK was dropped after its peer had received every message and exited (${why%; })"
-    mv "$dir" "$dir.lastack-$tries"
-    RETRYING=$tries run_case "$@"
+    rerun_case "$dir" lastack "$name: the last ACK was dropped after its peer had received every message and exited (${why%; })" "$@"
   else
     FAILED=$((FAILED + 1)); log "FAIL: $name: ${why%; } (logs: $dir)"
   fi
+}
+
+# rerun_case DIR TAG WHY CASE-ARGS...: a case that lost a guest tool's own race runs again; its logs stay as DIR.TAG-N
+rerun_case() {
+  local dir=$1 tag=$2 why=$3 tries=$(( ${RETRYING:-0} + 1 ))
+  shift 3
+  log "RETRY $tries: $why"
+  mv "$dir" "$dir.$tag-$tries"
+  RETRYING=$tries run_case "$@"
 }
 
 # A pingpong case that failed only because its last ACK was dropped (see run_case): one side ran every iteration
