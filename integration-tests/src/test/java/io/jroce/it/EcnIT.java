@@ -57,10 +57,11 @@ class EcnIT {
                     "tcpdump did not start listening");
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             String jar = Jroce.jar().toAbsolutePath().toString();
+            // --warmup 0: the counters and the frames checked are the test's own traffic, none of the JIT warm-up's
             Process server = Netns.start(work, NS, "server", java, "-jar", jar, "perf", "write", "--bind", SERVER, "-s", "65536",
-                    "-n", "20", "--counters", "--timeout", "60");
+                    "-n", "20", "--counters", "--timeout", "60", "--warmup", "0");
             Process client = Netns.start(work, NS, "client", java, "-jar", jar, "perf", "write", SERVER, "--bind", CLIENT, "--ecn",
-                    "-s", "65536", "-n", "20", "--counters", "--timeout", "60");
+                    "-s", "65536", "-n", "20", "--counters", "--timeout", "60", "--warmup", "0");
             try {
                 int rcClient = Netns.waitFor(client, 120);
                 int rcServer = Netns.waitFor(server, 30);

@@ -113,11 +113,12 @@ class GsoSegmentationIT {
             awaitListening(name + "-tcpdump.err", tcpdump);
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             String jar = Jroce.jar().toAbsolutePath().toString();
+            // --warmup 0: the counters and the frames checked are the test's own traffic, none of the JIT warm-up's
             Process server = Netns.start(work, NS_B, name + "-server", java, "-jar", jar, "perf", "write", "--bind", ADDR_B,
-                    "-m", "4096", "-s", String.valueOf(SIZE), "-n", "20", "--gso", "--counters", "--timeout", "60");
+                    "-m", "4096", "-s", String.valueOf(SIZE), "-n", "20", "--gso", "--counters", "--timeout", "60", "--warmup", "0");
             // the client retries its TCP connection until the server listens (--timeout)
             Process client = Netns.start(work, NS_A, name + "-client", java, "-jar", jar, "perf", "write", ADDR_B, "--bind", ADDR_A,
-                    "-m", "4096", "-s", String.valueOf(SIZE), "-n", "20", "--gso", "--counters", "--timeout", "60");
+                    "-m", "4096", "-s", String.valueOf(SIZE), "-n", "20", "--gso", "--counters", "--timeout", "60", "--warmup", "0");
             try {
                 int rcClient = Netns.waitFor(client, 120);
                 int rcServer = Netns.waitFor(server, 30);

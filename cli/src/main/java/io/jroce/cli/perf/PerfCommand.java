@@ -50,7 +50,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
 
     /** Most QPs of one run (each has its buffers, at most 2 GiB in all, and its line in the exchange). */
     static final int MAX_QPS = 16384;
-    /** --warmup of a latency test without --pcap or --chaos: the most it waits for the JIT to go idle. */
+    /** --warmup of a test without --pcap or --chaos: the most it waits for the JIT to go idle. */
     static final Duration DEFAULT_WARMUP = Duration.ofSeconds(3);
     /** Most messages a QP keeps posted: perftest's limit of -t. */
     static final int MAX_TX_DEPTH = 15000;
@@ -126,11 +126,12 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     Duration progress;
 
     @Option(names = "--warmup", paramLabel = "SECONDS", converter = Converters.Time.class,
-            description = "Latency tests: before the exchange, run the test's own operation between two private QPs of "
-                    + "this device until the JVM's JIT compiler has been idle for 0.3 s, for at most SECONDS (default: "
+            description = "Before the exchange, run the test's own operation and size between two private QPs of "
+                    + "this device (one message in flight for a latency test, 16 for a bandwidth test) until the JVM's "
+                    + "JIT compiler has been idle for 0.3 s, for at most SECONDS (default: "
                     + "3, or 0 with --pcap or --chaos; 0 turns it off; none with -R, whose connection manager must "
                     + "answer the peer at once). A fresh JVM otherwise spends the first thousands "
-                    + "of round trips interpreted and compiling. Not counted in the results; no packet leaves the host "
+                    + "of messages interpreted and its first seconds compiling. Not counted in the results; no packet leaves the host "
                     + "and the peer sees nothing of it (perftest has no such phase: C needs none).")
     Duration warmup;
 
@@ -215,7 +216,6 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
         if (progress != null && (progress.toMillis() < 10 || progress.compareTo(Duration.ofHours(1)) > 0)) {
             usage("invalid --progress " + Converters.seconds(progress) + ": must be between 10 ms and 3600 seconds");
         }
-        if (warmup != null && !lat) usage("--warmup applies to latency tests (--lat)");
         if (warmup != null && rdmaCm && !warmup.isZero()) {
             usage("--warmup does not apply with -R/--rdma_cm: its connection manager must answer the peer at once, so the test runs without a warm-up");
         }
@@ -278,7 +278,7 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
                 int rc;
                 try {
                     rc = PerfRun.of(settings, dev, spec.commandLine().getOut(), spec.commandLine().getErr()).reportGbits(reportGbits).txDepth(txDepth).margin(margin).allSizes(allSizes).progressEvery(progress)
-                            .warmup(!lat ? Duration.ZERO : warmup != null ? warmup
+                            .warmup(warmup != null ? warmup
                                     : device.pcapGiven() || device.chaosGiven() ? Duration.ZERO : DEFAULT_WARMUP).run();
                 } catch (PeerTimeout e) {
                     throw waits.named(e);

@@ -255,7 +255,7 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
     /** The test itself, once every QP is connected; returns the exit code. */
     abstract int traffic(PerftestHandshake hs) throws IOException, InterruptedException;
 
-    /** At most how long the JIT warm-up before the exchange runs (zero: none); see {@link LatencyRun#warmUp}. */
+    /** At most how long the JIT warm-up before the exchange runs (zero: none); see {@link JitWarmUp}. */
     PerfRun warmup(Duration max) {
         warmupMax = max == null ? Duration.ZERO : max;
         return this;
@@ -265,18 +265,23 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
 
     private void warmUpJit() {
         if (warmupMax.isZero()) return; // with -R it is never called: the CM listener must answer at once
+        long start = System.nanoTime();
         try {
-            warmUp(warmupMax.toNanos());
+            long ops = new JitWarmUp(this).run(warmupMax.toNanos());
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            json.put("warmup_ops", ops);
+            json.put("warmup_ms", ms);
+            if (!s.json()) {
+                err.println("jroce perf: JIT warm-up: " + ops + " " + test.verbName() + " operations in " + ms
+                        + " ms between two private QPs of this device (not counted)");
+                err.flush();
+            }
         } catch (IOException | RuntimeException e) {
             // the warm-up only prepares the JVM: a failure of its private pair leaves the test itself to run
             err.println("jroce perf: note: the warm-up stopped early: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    /** Warms the JIT for at most {@code maxNanos} before the exchange; nothing by default (bandwidth runs measure in a window). */
-    void warmUp(long maxNanos) throws IOException, InterruptedException {
     }
 
     // ---------------------------------------------------------------------------------------------

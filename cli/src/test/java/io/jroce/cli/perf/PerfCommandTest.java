@@ -51,7 +51,6 @@ class PerfCommandTest {
         usageError("-t/--tx-depth 15001: must be 1..15000", "perf", "write", "--bind", "127.0.1.1", "-t", "15001");
         usageError("-t/--tx-depth is for bandwidth tests", "perf", "send", "--lat", "--bind", "127.0.1.1", "-t", "4");
         usageError("one QP", "perf", "read", "--lat", "--bind", "127.0.1.1", "-q", "2");
-        usageError("--warmup applies to latency tests (--lat)", "perf", "send", "--bind", "127.0.1.1", "--warmup", "1");
         usageError("invalid --warmup 61 s: must be 0..60 seconds", "perf", "send", "--lat", "--bind", "127.0.1.1", "--warmup", "61");
         usageError("--warmup does not apply with -R/--rdma_cm: its connection manager must answer the peer at once, so the test runs without a warm-up",
                 "perf", "send", "--lat", "-R", "--bind", "127.0.1.1", "--warmup", "1");
@@ -319,12 +318,7 @@ class PerfCommandTest {
     void latencyTestsWarmUpFirstUnlessTurnedOff() throws Exception {
         // 0.2 s: shorter than the least a warm-up runs when it waits for the JIT to go idle (0.5 s)
         Cli.Result[] r = run("send", "--lat", "-n", "20", "--json", "--warmup", "200ms");
-        for (Cli.Result side : r) {
-            Map<String, Object> j = Json.object(side.out().strip());
-            long ops = ((Number) j.get("warmup_ops")).longValue();
-            long ms = ((Number) j.get("warmup_ms")).longValue();
-            assertTrue(ops > 0 && ms < LatencyRun.WARMUP_MIN_NANOS / 1_000_000, side.out());
-        }
+        warmedUpBriefly(r);
         Map<String, Object> c = Json.object(r[1].out().strip());
         assertEquals(20L, ((Number) c.get("iterations")).longValue());
 
@@ -332,9 +326,31 @@ class PerfCommandTest {
         for (Cli.Result side : off) assertFalse(Json.object(side.out().strip()).containsKey("warmup_ops"), side.out());
     }
 
+    /** So do both sides of a bandwidth test, the passive server of a WRITE test too, with the test's own size. */
+    @Test
+    void bandwidthTestsWarmUpToo() throws Exception {
+        for (String verb : List.of("write", "send", "read")) {
+            Cli.Result[] r = run(verb, "-n", "50", "-s", "100000", "--json", "--warmup", "200ms");
+            warmedUpBriefly(r);
+            assertEquals(50L, ((Number) Json.object(r[1].out().strip()).get("iterations")).longValue(), r[1].out());
+        }
+        Cli.Result[] off = run("write", "-n", "50", "--json", "--warmup", "0");
+        for (Cli.Result side : off) assertFalse(Json.object(side.out().strip()).containsKey("warmup_ops"), side.out());
+    }
+
+    private static void warmedUpBriefly(Cli.Result[] sides) {
+        for (Cli.Result side : sides) {
+            Map<String, Object> j = Json.object(side.out().strip());
+            long ops = ((Number) j.get("warmup_ops")).longValue();
+            long ms = ((Number) j.get("warmup_ms")).longValue();
+            assertTrue(ops > 0 && ms < JitWarmUp.MIN_NANOS / 1_000_000, side.out());
+        }
+    }
+
     @Test
     void noServerIsAOneLineFailure() {
-        Cli.Result c = Cli.run("perf", "send", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28559", "--timeout", "0.3");
+        // without the JIT warm-up, which runs before the connect and prints its own line
+        Cli.Result c = Cli.run("perf", "send", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28559", "--timeout", "0.3", "--warmup", "0");
         assertEquals(1, c.exit(), c.err());
         assertTrue(c.err().startsWith("jroce perf: cannot connect to TCP 127.0.1.1:28559"), c.err());
         assertEquals(1, c.errLines().size(), c.err());
