@@ -1,7 +1,5 @@
 package io.jroce.cli.perf;
 
-import io.jroce.cli.Converters;
-import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.MemoryRegion;
@@ -101,8 +99,8 @@ final class JitWarmUp {
                     (fromA ? a : b).postSend((fromA ? aToB : bToA).wrId(posted));
                     posted++;
                 }
-                if (send && !awaitOne(rcq, wc, done, grace, true)) break;
-                if (!awaitOne(scq, wc, done, grace, false)) break;
+                if (send && !run.awaitOne(rcq, wc, done, grace, true)) break;
+                if (!run.awaitOne(scq, wc, done, grace, false)) break;
                 done++;
             }
         } finally {
@@ -111,24 +109,5 @@ final class JitWarmUp {
             mr.deregister();
         }
         return done;
-    }
-
-    /** Waits for one completion (success required); false if {@code deadline} passed first. */
-    private boolean awaitOne(CompletionQueue cq, WorkCompletion[] wc, long count, long deadline, boolean receive)
-            throws IOException, InterruptedException {
-        long start = System.nanoTime();
-        while (true) {
-            int n = cq.poll(wc, 1, 10, TimeUnit.MILLISECONDS);
-            if (n == 1) {
-                run.checkOk(wc[0]);
-                return true;
-            }
-            long now = System.nanoTime();
-            if (now >= deadline) return false;
-            if (now - start > run.s.timeout().toNanos()) {
-                throw new PeerTimeout("no " + (receive ? "receive" : "send") + " completion for " + Converters.seconds(run.s.timeout())
-                        + " after " + count + " messages of the warm-up's private pair");
-            }
-        }
     }
 }

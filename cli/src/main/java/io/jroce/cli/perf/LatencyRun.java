@@ -4,26 +4,17 @@ import io.jroce.cli.conn.PeerTimeout;
 import io.jroce.cli.Converters;
 import io.jroce.cli.conn.PerftestHandshake;
 import io.jroce.cli.conn.PerftestHandshake.Keys;
-import io.jroce.endpoint.Access;
 import io.jroce.endpoint.CompletionQueue;
 import io.jroce.endpoint.Device;
 import io.jroce.endpoint.MemoryRegion;
-import io.jroce.endpoint.ProtectionDomain;
-import io.jroce.endpoint.QpInitAttr;
 import io.jroce.endpoint.QueuePair;
-import io.jroce.endpoint.RcConnect;
-import io.jroce.endpoint.ReceiveWorkRequest;
 import io.jroce.endpoint.SendWorkRequest;
-import io.jroce.endpoint.Sge;
 import io.jroce.endpoint.WorkCompletion;
 
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.invoke.VarHandle;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -233,24 +224,5 @@ final class LatencyRun extends PerfRun {
     /** Waits for one completion (success required); false if {@code deadline} passed first. */
     private boolean awaitOne(CompletionQueue cq, WorkCompletion[] wc, long count, long deadline) throws IOException, InterruptedException {
         return awaitOne(cq, wc, count, deadline, cq == recvCq);
-    }
-
-    private boolean awaitOne(CompletionQueue cq, WorkCompletion[] wc, long count, long deadline, boolean receive)
-            throws IOException, InterruptedException {
-        long start = System.nanoTime();
-        while (true) {
-            int n = cq.poll(wc, 1, 10, TimeUnit.MILLISECONDS);
-            if (n == 1) {
-                checkOk(wc[0]);
-                return true;
-            }
-            long now = System.nanoTime();
-            if (now >= deadline) return false;
-            if (now - start > s.timeout().toNanos()) {
-                throw new PeerTimeout("no " + (receive ? "receive" : "send") + " completion for " + Converters.seconds(s.timeout()) + " after " + count
-                        + " messages: the peer stopped or its packets do not reach us; "
-                        + (qps.isEmpty() ? "the warm-up's private pair" : qps.get(0).describe()));
-            }
-        }
     }
 }

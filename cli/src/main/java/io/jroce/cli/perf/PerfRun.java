@@ -38,6 +38,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One perftest-compatible run, server or client (see {@link PerfCommand}): the TCP exchange of
@@ -485,6 +486,29 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             for (QueuePair x : qps) if (x.qpNum() == wc.qpNum()) qp = x;
             String why = qp == null || qp.errorReason() == null ? "" : " (" + qp.errorReason() + ")";
             throw new IOException("completion with error " + wc.status() + " (" + wc.status().ibvValue() + ") for wr_id " + (wc.wrId() & SEQ_MASK) + why);
+        }
+    }
+
+    /**
+     * Waits for one completion of {@code cq} (success required); false if {@code deadline} passed first, a
+     * {@link PeerTimeout} after --timeout without one.
+     */
+    boolean awaitOne(CompletionQueue cq, WorkCompletion[] wc, long count, long deadline, boolean receive)
+            throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        while (true) {
+            int n = cq.poll(wc, 1, 10, TimeUnit.MILLISECONDS);
+            if (n == 1) {
+                checkOk(wc[0]);
+                return true;
+            }
+            long now = System.nanoTime();
+            if (now >= deadline) return false;
+            if (now - start > s.timeout().toNanos()) {
+                throw new PeerTimeout("no " + (receive ? "receive" : "send") + " completion for " + Converters.seconds(s.timeout()) + " after " + count
+                        + " messages: the peer stopped or its packets do not reach us; "
+                        + (qps.isEmpty() ? "the warm-up's private pair" : qps.get(0).describe()));
+            }
         }
     }
 
