@@ -75,7 +75,7 @@ public final class OobListener {
      */
     public static <T> Accepted<T> accept(InetAddress bind, int port, Duration timeout, String protocol, Greeting<T> greeting)
             throws IOException {
-        return accept(bind, port, timeout, timeout, GREETING_TIMEOUT, protocol, greeting, null);
+        return accept(bind, port, timeout, timeout, GREETING_TIMEOUT, protocol, greeting);
     }
 
     /**
@@ -85,26 +85,16 @@ public final class OobListener {
      */
     public static <T> Accepted<T> acceptWaiting(InetAddress bind, int port, Duration wait, Duration timeout, String protocol,
                                                 Greeting<T> greeting) throws IOException {
-        return accept(bind, port, wait, timeout, GREETING_TIMEOUT, protocol, greeting, null);
-    }
-
-    /**
-     * As {@link #acceptWaiting}, running {@code whileListening} on the calling thread once the port listens and
-     * before the first connection is taken: a client that connects meanwhile completes its TCP handshake and sends
-     * its greeting, which is read when {@code whileListening} returns.
-     */
-    public static <T> Accepted<T> acceptWaiting(InetAddress bind, int port, Duration wait, Duration timeout, String protocol,
-                                                Greeting<T> greeting, Runnable whileListening) throws IOException {
-        return accept(bind, port, wait, timeout, GREETING_TIMEOUT, protocol, greeting, whileListening);
+        return accept(bind, port, wait, timeout, GREETING_TIMEOUT, protocol, greeting);
     }
 
     static <T> Accepted<T> accept(InetAddress bind, int port, Duration timeout, Duration greetingTimeout, String protocol,
                                   Greeting<T> greeting) throws IOException {
-        return accept(bind, port, timeout, timeout, greetingTimeout, protocol, greeting, null);
+        return accept(bind, port, timeout, timeout, greetingTimeout, protocol, greeting);
     }
 
     private static <T> Accepted<T> accept(InetAddress bind, int port, Duration wait, Duration timeout, Duration greetingTimeout,
-                                          String protocol, Greeting<T> greeting, Runnable whileListening) throws IOException {
+                                          String protocol, Greeting<T> greeting) throws IOException {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout must be positive: " + timeout);
         if (wait != null && (wait.isNegative() || wait.isZero())) throw new IllegalArgumentException("wait must be positive: " + wait);
         // no wait: a deadline no run reaches (a century), compared by difference so it cannot overflow
@@ -127,7 +117,6 @@ public final class OobListener {
             acceptor.setDaemon(true);
             acceptor.start();
             try {
-                if (whileListening != null) whileListening.run();
                 return round.await();
             } finally {
                 acceptor.interrupt(); // if it waits for a slot; closing the socket ends an accept

@@ -177,12 +177,6 @@ public final class PerftestHandshake implements Closeable {
 
     /** As {@link #accept(InetAddress, int, Duration)}, waiting up to {@code wait} for a client (null: until interrupted). */
     public static PerftestHandshake accept(InetAddress bind, int port, Duration wait, Duration timeout) throws IOException {
-        return accept(bind, port, wait, timeout, null);
-    }
-
-    /** As {@link #accept(InetAddress, int, Duration, Duration)}, running {@code whileListening} once the port listens. */
-    public static PerftestHandshake accept(InetAddress bind, int port, Duration wait, Duration timeout, Runnable whileListening)
-            throws IOException {
         OobListener.Accepted<byte[]> a = OobListener.acceptWaiting(bind, port, wait, timeout, "perftest exchange", c -> {
             byte[] v = c.readFully(VERSION_BYTES, "the 16-byte perftest version");
             if (!looksLikeVersion(v)) {
@@ -190,7 +184,7 @@ public final class PerftestHandshake implements Closeable {
                         + "\" where the 16-byte perftest version belongs: it speaks another protocol");
             }
             return v;
-        }, whileListening);
+        });
         PerftestHandshake hs = new PerftestHandshake(a.socket(), false, false);
         hs.clientVersion = a.greeting();
         return hs;

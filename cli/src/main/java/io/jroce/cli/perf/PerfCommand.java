@@ -126,13 +126,14 @@ public final class PerfCommand implements Callable<Integer>, OptionHelp {
     Duration progress;
 
     @Option(names = "--warmup", paramLabel = "SECONDS", converter = Converters.Time.class,
-            description = "Before the exchange, run the test's own operation and size between two private QPs of "
-                    + "this device (one message in flight for a latency test, 16 for a bandwidth test) until the JVM's "
+            description = "Once the test's QPs are connected and before the exchange starts, run the test's own loop between "
+                    + "private QPs of this device (a latency test: one message in flight between two; a bandwidth test: as many "
+                    + "pairs as the test has QPs, at most 16, with the test's depth and cq_mod) until the JVM's "
                     + "JIT compiler has been idle for 0.3 s, for at most SECONDS (default: "
                     + "3, or 0 with --pcap or --chaos; 0 turns it off; none with -R, whose connection manager must "
                     + "answer the peer at once). A fresh JVM otherwise spends the first thousands "
                     + "of messages interpreted and its first seconds compiling. Not counted in the results; no packet leaves the host "
-                    + "and the peer sees nothing of it (perftest has no such phase: C needs none).")
+                    + "and the peer, waiting to start, sees nothing of it (perftest has no such phase: C needs none).")
     Duration warmup;
 
     @Option(names = "--report_gbits", description = "Report bandwidth in Gb/sec (10^9 bits) instead of MB/sec (2^20 bytes), as perftest's --report_gbits.")

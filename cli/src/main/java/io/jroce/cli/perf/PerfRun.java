@@ -191,11 +191,9 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
         if (s.rdmaCm()) {
             hs = PerftestHandshake.overQp(exchangeQp(), client);
         } else if (client) {
-            warmUpJit();
             hs = PerftestHandshake.connect(s.host(), s.port(), s.oob(), s.timeout());
         } else {
-            // the port listens during the warm-up: a client that connects meanwhile waits in the exchange
-            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.clientWait(), s.timeout(), this::warmUpJit);
+            hs = PerftestHandshake.accept(s.oob() != null ? s.oob() : s.local(), s.port(), s.clientWait(), s.timeout());
         }
         try (hs) {
             PerftestHandshake.Preamble pre = hs.preamble(PerftestHandshake.DEFAULT_CYCLE_BUFFER, PerftestHandshake.DEFAULT_CACHE_LINE, s.mtu());
@@ -205,7 +203,11 @@ abstract sealed class PerfRun permits BandwidthRun, LatencyRun {
             createResources();
             printTestInfo();
             theirs = s.rdmaCm() ? hs.setUp(test, mine, () -> s.cm().connectTests(qps, outReads()), remote -> { })
-                    : hs.setUp(test, mine, this::connectAll);
+                    : hs.setUp(test, mine, remote -> {
+                        connectAll(remote);
+                        // the test's QPs are connected, and a sync follows: the peer waits there until this is done
+                        warmUpJit();
+                    });
             printAddresses();
             if (s.extensions() != 0) {
                 // with -R what the CM agreed (perhaps less than asked), else what was set on both sides

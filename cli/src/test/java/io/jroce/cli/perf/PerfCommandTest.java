@@ -326,7 +326,10 @@ class PerfCommandTest {
         for (Cli.Result side : off) assertFalse(Json.object(side.out().strip()).containsKey("warmup_ops"), side.out());
     }
 
-    /** So do both sides of a bandwidth test, the passive server of a WRITE test too, with the test's own size. */
+    /**
+     * So do both sides of a bandwidth test, the passive server of a WRITE test too, with the test's own size, QP
+     * count, depth and cq_mod (64-byte SENDs on 3 QPs: one completion in every 100 messages).
+     */
     @Test
     void bandwidthTestsWarmUpToo() throws Exception {
         for (String verb : List.of("write", "send", "read")) {
@@ -334,6 +337,8 @@ class PerfCommandTest {
             warmedUpBriefly(r);
             assertEquals(50L, ((Number) Json.object(r[1].out().strip()).get("iterations")).longValue(), r[1].out());
         }
+        Cli.Result[] q3 = run("send", "-n", "300", "-s", "64", "-q", "3", "--json", "--warmup", "200ms");
+        warmedUpBriefly(q3);
         Cli.Result[] off = run("write", "-n", "50", "--json", "--warmup", "0");
         for (Cli.Result side : off) assertFalse(Json.object(side.out().strip()).containsKey("warmup_ops"), side.out());
     }
@@ -349,8 +354,8 @@ class PerfCommandTest {
 
     @Test
     void noServerIsAOneLineFailure() {
-        // without the JIT warm-up, which runs before the connect and prints its own line
-        Cli.Result c = Cli.run("perf", "send", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28559", "--timeout", "0.3", "--warmup", "0");
+        // the JIT warm-up runs once the test's QPs are connected: nothing of it before a failed connect
+        Cli.Result c = Cli.run("perf", "send", "127.0.1.1", "--bind", "127.0.1.2", "-p", "28559", "--timeout", "0.3");
         assertEquals(1, c.exit(), c.err());
         assertTrue(c.err().startsWith("jroce perf: cannot connect to TCP 127.0.1.1:28559"), c.err());
         assertEquals(1, c.errLines().size(), c.err());
