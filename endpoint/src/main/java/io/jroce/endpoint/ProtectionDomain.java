@@ -54,6 +54,7 @@ public final class ProtectionDomain {
     private MemoryRegion register(ByteBuffer region, long address, int access) {
         Access.validateRegion(access);
         device.checkOpen();
+        KernelPretouch.touch(region);
         KeyTable table = device.keys();
         synchronized (table) {
             int[] keys = table.newKeys();
