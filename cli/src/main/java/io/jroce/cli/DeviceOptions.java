@@ -92,8 +92,10 @@ public final class DeviceOptions {
     boolean counters;
 
     @Option(names = "--gso", negatable = true, description = "UDP GSO on send (default off; also -Djroce.gso=true): a run of "
-            + "equal-size packets to one peer leaves as one UDP_SEGMENT write that the kernel cuts into one datagram per packet, each "
-            + "with its own ICRC. --no-gso (the default) sends every packet as its own datagram in the batch. Not used together with --chaos.")
+            + "equal-size packets to one peer QP leaves as one UDP_SEGMENT write, its payload straight from registered memory, that "
+            + "the kernel cuts into one datagram per packet, each with its own ICRC; the peer receives the same datagrams, but a "
+            + "capture on this host (lo, a veth) and a queueing bottleneck see each run as one. --no-gso (the default) sends every "
+            + "packet as its own datagram in the batch. Not used together with --chaos.")
     Boolean gso;
 
     /**

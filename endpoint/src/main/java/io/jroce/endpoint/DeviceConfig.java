@@ -120,12 +120,14 @@ public final class DeviceConfig {
 
     /**
      * UDP GSO on send (default off; the system property {@code jroce.gso=true} turns it on): runs of
-     * equal-length packets to one peer within a flush batch leave as one {@code UDP_SEGMENT} write that the
+     * equal-length packets to one peer QP within a flush batch leave as one {@code UDP_SEGMENT} write that the
      * kernel cuts into one datagram per packet, each with its own ICRC (IPv4: computed for the ID k that
-     * segment k gets). Needs the epoll transport; not used while a {@link #filter} is installed. Off by default
-     * because it showed no gain on an idle 2-core machine (1 MiB WRITE 4.75-4.98 Gbit/s on, 5.32-5.59 off) and
-     * because a queueing qdisc takes a super-datagram as one unit: a {@code tbf} bottleneck dropped them 15
-     * packets at a time and a 1 MiB WRITE flow fell from 0.83 Gbit/s to about 0.01 (docs/reports/performance.md).
+     * segment k gets). With gathered send ({@link #zeroCopy}) the run's payload goes from the registered memory
+     * into the kernel's one buffer, without a copy in user space. Needs the epoll transport; not used while a
+     * {@link #filter} is installed. Off by default because what a capture on the sending host sees (on {@code lo},
+     * a veth, a bridge) and what a queueing qdisc or a firewall rule takes as one packet is then the whole run: a
+     * {@code tbf} bottleneck dropped them 15 packets at a time and a 1 MiB WRITE flow fell from 0.83 Gbit/s to
+     * about 0.01 (docs/reports/performance.md).
      */
     public DeviceConfig gso(boolean v) { gso = v; return this; }
 

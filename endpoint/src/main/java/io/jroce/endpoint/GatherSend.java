@@ -1,11 +1,15 @@
 package io.jroce.endpoint;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.unix.IovArray;
 import io.netty.channel.unix.Limits;
+import io.netty.channel.unix.SegmentedDatagramPacket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
@@ -34,10 +38,22 @@ import java.net.InetSocketAddress;
  * {@link DirectReceive}; their fields are set here from the destination's address bytes, so no address object is
  * made per datagram (Netty's writer copies the recipient's address into a new array per datagram). The
  * {@code iovec}s are in an {@link IovArray} of this sender's own: up to {@link Limits#IOV_MAX} of them, and up to
- * {@link Limits#UIO_MAX_IOV} datagrams, per call. Used with epoll, without a datagram filter and without UDP GSO
- * ({@link UdpPort}); {@link DeviceConfig#zeroCopy} turns it off. Loop only.
+ * {@link Limits#UIO_MAX_IOV} datagrams, per call. Used with epoll and without a datagram filter ({@link UdpPort});
+ * {@link DeviceConfig#zeroCopy} turns it off. Loop only.
+ *
+ * <p><b>UDP GSO</b> ({@link DeviceConfig#gso}): a run of packets of one length to one peer (a shorter last one
+ * allowed) leaves as one {@code UDP_SEGMENT} message whose iovecs are all of the run's pieces, so the kernel builds
+ * one buffer for the run and cuts it into one datagram per packet (on loopback at the receiving socket) without the
+ * payload ever being copied in user space. The runs are fixed as the packets are stamped: segment k leaves with
+ * IPv4 ID k (Linux net/ipv4/af_inet.c inet_gso_segment), which the ICRC covers, so {@link TransmitPath} asks
+ * {@link #position} before it stamps the ICRC. Runs follow {@link GsoBatcher}'s rules. A run the socket does not take
+ * goes to the channel as a {@code SegmentedDatagramPacket}, its IDs kept. A run holds packets for one destination
+ * QP: a receiver with several event loops steers each datagram by its QPN ({@link ShardSteering}), and its program
+ * sees a super-datagram's first header only; an error that says the route cannot
+ * segment (EIO, EINVAL, EOPNOTSUPP) loses that run (retransmission recovers it) and turns GSO off for good.
  */
 final class GatherSend {
+    private static final Logger log = LoggerFactory.getLogger(GatherSend.class);
     /** Datagrams held between flushes; a full list is sent at once (the datagrams go out in order). */
     static final int MAX_DATAGRAMS = 1024;
     /** Region pieces held between flushes; likewise. */
@@ -99,6 +115,11 @@ final class GatherSend {
     private final int[] slotPort;
     private final boolean[] slotSet;
     private final int maxPerCall;
+    /** Whether runs leave as GSO super-datagrams; false once the kernel has refused one. */
+    private boolean gso;
+    /** For each native datagram of the call being made: its first datagram and how many it carries. */
+    private final int[] nativeFirst;
+    private final int[] nativeRun;
 
     // the datagrams of this flush, in order
     private final ByteBuf[] buf = new ByteBuf[MAX_DATAGRAMS];
@@ -108,6 +129,15 @@ final class GatherSend {
     private final int[] firstPiece = new int[MAX_DATAGRAMS];
     private final int[] pieceCount = new int[MAX_DATAGRAMS];
     private int count;
+    /** At a run's first datagram: how many datagrams it holds (1 alone); 0 at the others of a run. */
+    private final int[] run = new int[MAX_DATAGRAMS];
+    // the open run: runFirst < 0 when there is none
+    private int runFirst = -1;
+    private int runSize;
+    private int runCount;
+    private int runLimit;
+    private int runIovecs;
+    private int runQpn;
     // their region pieces: pieceLen bytes at pieceIndex of pieceMem stand for the packet buffer's [piecePos, +pieceLen)
     private final ByteBuf[] pieceMem = new ByteBuf[MAX_PIECES];
     private final int[] pieceIndex = new int[MAX_PIECES];
@@ -122,10 +152,13 @@ final class GatherSend {
     long sent;
     long gathered;
     long copied;
+    /** GSO runs that went to the channel as one segmented datagram each (tests). */
+    long runsViaChannel;
 
-    GatherSend(EpollDatagramChannel channel, DeviceCounters counters, SendEnvelope.Pool envelopes) throws Throwable {
+    GatherSend(EpollDatagramChannel channel, DeviceCounters counters, SendEnvelope.Pool envelopes, boolean gso) throws Throwable {
         if (!AVAILABLE) throw new IllegalStateException("Netty's native datagram objects were not found");
         this.channel = channel;
+        this.gso = gso && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         this.counters = counters;
         this.envelopes = envelopes;
         this.socket = (Object) DirectReceive.SOCKET.invokeExact(channel);
@@ -141,6 +174,31 @@ final class GatherSend {
         this.slotDst4 = new int[packets.length];
         this.slotPort = new int[packets.length];
         this.slotSet = new boolean[packets.length];
+        this.nativeFirst = new int[packets.length];
+        this.nativeRun = new int[packets.length];
+    }
+
+    /**
+     * The place the next packet ({@code len} bytes to {@code to}'s QP {@code destQpn}, {@code k} region pieces) will
+     * have in its GSO run,
+     * which is the IPv4 ID it will leave with: 0 when it starts a run or leaves alone. Closes the open run when the
+     * packet cannot join it; {@link #add} with {@code segmentable} follows for the same packet.
+     */
+    int position(InetSocketAddress to, int dst4, byte[] dst16, int destQpn, int len, int k) {
+        if (count == MAX_DATAGRAMS || pieces + k > MAX_PIECES) flush(); // as add would: before the run is counted
+        if (runFirst < 0) return 0;
+        InetSocketAddress at = this.to[runFirst];
+        if (runCount < runLimit && destQpn == runQpn && runIovecs + 2 * k + 1 <= Limits.IOV_MAX && (to == at || to.equals(at))
+                && (len == runSize || len < runSize && runCount > 1)) {
+            return runCount;
+        }
+        runFirst = -1;
+        return 0;
+    }
+
+    /** Whether runs leave as GSO super-datagrams (tests). */
+    boolean segmenting() {
+        return gso;
     }
 
     /**
@@ -148,8 +206,9 @@ final class GatherSend {
      * kept by reference), with {@code k} region pieces: {@code len[i]} bytes at {@code index[i]} of {@code mr[i]}'s
      * memory for the buffer's bytes from {@code pos[i]} on (in order, not overlapping).
      */
-    void add(ByteBuf b, InetSocketAddress to, int dst4, byte[] dst16, MemoryRegion[] mr, int[] index, int[] len, int[] pos, int k) {
-        if (count == MAX_DATAGRAMS || pieces + k > MAX_PIECES) flush();
+    void add(ByteBuf b, InetSocketAddress to, int dst4, byte[] dst16, int destQpn, MemoryRegion[] mr, int[] index, int[] len,
+             int[] pos, int k, boolean segmentable) {
+        if (count == MAX_DATAGRAMS || pieces + k > MAX_PIECES) flush(); // position did this first for a segmentable one
         int d = count++;
         buf[d] = b;
         this.to[d] = to;
@@ -163,6 +222,26 @@ final class GatherSend {
             pieceIndex[p] = index[i];
             pieceLen[p] = len[i];
             piecePos[p] = pos[i];
+        }
+        int bytes = b.readableBytes();
+        if (!segmentable || !gso) {
+            runFirst = -1;
+            run[d] = 1;
+        } else if (runFirst >= 0) { // position found it joins the open run
+            run[runFirst] = ++runCount;
+            run[d] = 0;
+            runIovecs += 2 * k + 1;
+            if (bytes < runSize || runCount == runLimit) runFirst = -1; // a shorter tail ends it; a full run cannot grow
+        } else {
+            run[d] = 1;
+            runLimit = Math.max(1, Math.min(GsoBatcher.MAX_SEGMENTS, GsoBatcher.MAX_BYTES / bytes));
+            if (runLimit > 1) {
+                runFirst = d;
+                runSize = bytes;
+                runCount = 1;
+                runIovecs = 2 * k + 1;
+                runQpn = destQpn;
+            }
         }
     }
 
@@ -181,13 +260,14 @@ final class GatherSend {
      * copied in, to the channel (the caller flushes the channel).
      */
     void flush() {
+        runFirst = -1; // the open run leaves now
         if (count == 0) return;
         int done = 0;
         if (!closed && !viaChannel && channel.isOpen()) {
             ChannelOutboundBuffer queued = channel.unsafe().outboundBuffer();
             if (queued != null && queued.isEmpty()) done = sendDirect();
         }
-        for (int d = done; d < count; d++) toChannel(d);
+        for (int d = done; d < count; d += run[d]) toChannel(d);
         forget(false);
     }
 
@@ -202,6 +282,7 @@ final class GatherSend {
         for (int p = 0; p < pieces; p++) pieceMem[p] = null;
         count = 0;
         pieces = 0;
+        runFirst = -1;
     }
 
     /** The datagrams from the first on, in {@code sendmmsg} calls, until one stops short: how many are done with. */
@@ -210,8 +291,12 @@ final class GatherSend {
         while (d < count) {
             iov.clear();
             int k = 0;
-            while (d + k < count && k < maxPerCall && iov.count() + 2 * pieceCount[d + k] + 1 <= Limits.IOV_MAX) {
-                describe(k, d + k);
+            int next = d;
+            while (next < count && k < maxPerCall && iov.count() + iovecs(next) <= Limits.IOV_MAX) {
+                describe(k, next);
+                nativeFirst[k] = next;
+                nativeRun[k] = run[next];
+                next += run[next];
                 k++;
             }
             int n;
@@ -221,15 +306,26 @@ final class GatherSend {
                 // the first datagram failed (ENOBUFS, EPERM, EMSGSIZE): lost as a failed write through the channel
                 // is, and retransmission recovers it; the others are tried again
                 counters.sendErrors++;
-                done(d);
-                d++;
+                if (nativeRun[0] > 1 && UdpPort.gsoUnsupported(e)) {
+                    gso = false;
+                    log.warn("UDP GSO send failed ({}); sending datagrams one by one from now on", e.toString());
+                }
+                for (int i = 0; i < nativeRun[0]; i++) done(d + i);
+                d += nativeRun[0];
                 continue;
             } catch (Throwable t) {
                 return d; // the channel sends the rest
             }
             if (n <= 0) return d; // EAGAIN: the channel queues the rest and waits for EPOLLOUT
-            for (int i = 0; i < n; i++) done(d + i);
-            d += n;
+            for (int i = 0; i < n; i++) {
+                int r = nativeRun[i];
+                if (r > 1) {
+                    counters.gsoDatagrams++;
+                    counters.gsoSegments += r;
+                }
+                for (int j = 0; j < r; j++) done(nativeFirst[i] + j);
+            }
+            d = n < k ? nativeFirst[n] : next;
             if (n < k) return d; // the send buffer filled part-way
         }
         return d;
@@ -241,20 +337,31 @@ final class GatherSend {
         buf[d].release();
     }
 
-    /** Native datagram {@code k} of the next call as datagram {@code d}: its iovecs and its recipient. */
+    /** The iovecs the run that starts at datagram {@code d} needs (at most). */
+    private int iovecs(int d) {
+        int v = 0;
+        for (int i = d, end = d + run[d]; i < end; i++) v += 2 * pieceCount[i] + 1;
+        return v;
+    }
+
+    /** Native datagram {@code k} of the next call as the run that starts at datagram {@code d}: iovecs, recipient. */
     private void describe(int k, int d) {
-        ByteBuf b = buf[d];
         int start = iov.count();
-        int at = b.readerIndex();
-        for (int p = firstPiece[d], end = p + pieceCount[d]; p < end; p++) {
-            if (piecePos[p] > at) iov.add(b, at, piecePos[p] - at);
-            iov.add(pieceMem[p], pieceIndex[p], pieceLen[p]);
-            at = piecePos[p] + pieceLen[p];
+        int n = run[d];
+        for (int i = d; i < d + n; i++) {
+            ByteBuf b = buf[i];
+            int at = b.readerIndex();
+            for (int p = firstPiece[i], end = p + pieceCount[i]; p < end; p++) {
+                if (piecePos[p] > at) iov.add(b, at, piecePos[p] - at);
+                iov.add(pieceMem[p], pieceIndex[p], pieceLen[p]);
+                at = piecePos[p] + pieceLen[p];
+            }
+            if (b.writerIndex() > at) iov.add(b, at, b.writerIndex() - at);
         }
-        if (b.writerIndex() > at) iov.add(b, at, b.writerIndex() - at);
         Object packet = packets[k];
         MEMORY_ADDRESS.set(packet, iov.memoryAddress(start));
         COUNT.set(packet, iov.count() - start);
+        SEGMENT_SIZE.set(packet, n > 1 ? buf[d].readableBytes() : 0);
         int port = to[d].getPort();
         byte[] v6 = dst16[d];
         if (v6 != null ? v6 != slotDst16[k] || port != slotPort[k] : slotDst16[k] != null || dst4[d] != slotDst4[k] || port != slotPort[k]
@@ -292,13 +399,30 @@ final class GatherSend {
         slotSet[k] = true;
     }
 
-    /** Datagram {@code d} with its pieces copied into its buffer, written to the channel (which may queue it). */
+    /**
+     * The run that starts at datagram {@code d}, its pieces copied into its buffers, written to the channel (which may
+     * queue it): alone as a plain datagram, a run of more as one {@code SegmentedDatagramPacket}, so that each packet
+     * still leaves with the IPv4 ID its ICRC was stamped for.
+     */
     private void toChannel(int d) {
-        ByteBuf b = buf[d];
-        for (int p = firstPiece[d], end = p + pieceCount[d]; p < end; p++) {
-            b.setBytes(piecePos[p], pieceMem[p], pieceIndex[p], pieceLen[p]);
+        int n = run[d];
+        for (int i = d; i < d + n; i++) {
+            ByteBuf b = buf[i];
+            for (int p = firstPiece[i], end = p + pieceCount[i]; p < end; p++) {
+                b.setBytes(piecePos[p], pieceMem[p], pieceIndex[p], pieceLen[p]);
+            }
+            if (pieceCount[i] > 0) copied++;
         }
-        if (pieceCount[d] > 0) copied++;
+        if (n > 1) {
+            CompositeByteBuf all = channel.alloc().compositeDirectBuffer(n);
+            for (int i = d; i < d + n; i++) all.addComponent(true, buf[i]);
+            counters.gsoDatagrams++;
+            counters.gsoSegments += n;
+            runsViaChannel++;
+            channel.write(new SegmentedDatagramPacket(all, buf[d].readableBytes(), to[d]), channel.voidPromise());
+            return;
+        }
+        ByteBuf b = buf[d];
         DatagramPacket packet = envelopes != null ? envelopes.wrap(b, to[d]) : new DatagramPacket(b, to[d]);
         channel.write(packet, channel.voidPromise());
     }

@@ -85,7 +85,7 @@ final class TransmitPath implements PacketOut {
     @Override
     public void finishPacket(QueuePair qp, ByteBuf b) {
         b.writeZero(b.writableBytes()); // pad and the ICRC field: the buffer was sized to end exactly there
-        send(qp, b, qp.destAddressInt, qp.destAddress16, qp.destPort, qp.destSocket, port.gso());
+        send(qp, b, qp.destAddressInt, qp.destAddress16, qp.destPort, qp.destSocket, true);
     }
 
     @Override
@@ -96,7 +96,7 @@ final class TransmitPath implements PacketOut {
     @Override
     public void finishUdPacket(QueuePair qp, ByteBuf b, AddressHandle ah) {
         b.writeZero(b.writableBytes());
-        send(qp, b, ah.addressInt, ah.address16, ah.udpPort(), ah.socket, null); // one datagram each, never batched
+        send(qp, b, ah.addressInt, ah.address16, ah.udpPort(), ah.socket, false); // one datagram each, never batched
     }
 
     /** A packet allocated at its final size (headers, payload, pad, ICRC; pooled, never grown), its BTH written. */
@@ -136,13 +136,15 @@ final class TransmitPath implements PacketOut {
      * Stamps the ICRC for the destination (IPv4: for our address, DF and the ID the packet will leave with; IPv6:
      * over the masked IPv6 pseudo-header), counts, records and queues the datagram ({@code batcher} null: alone).
      */
-    private void send(QueuePair qp, ByteBuf b, int dst, byte[] dst16, int dport, InetSocketAddress to, GsoBatcher batcher) {
+    private void send(QueuePair qp, ByteBuf b, int dst, byte[] dst16, int dport, InetSocketAddress to, boolean batched) {
+        GsoBatcher batcher = batched ? port.gso() : null;
         int len = b.writerIndex();
         int localPort = port.localPort();
         int pieces = b == open ? staged : 0;
         open = null;
         if (pieces > 0 && pcap.on()) pieces = fillIn(b, pieces); // a capture started since: it records whole packets
-        int ipId = batcher == null ? 0 : batcher.position(to, len);
+        int ipId = gather != null ? (batched ? gather.position(to, dst, ipv6 ? dst16 : null, qp.destQpn, len, pieces) : 0)
+                : batcher == null ? 0 : batcher.position(to, len);
         if (pieces > 0) {
             stampPieces(b, len, pieces, ipId, dst, dst16, dport);
         } else if (ipv6) {
@@ -159,7 +161,7 @@ final class TransmitPath implements PacketOut {
             else pcap.record4(localAddr, localPort, dst, dport, ipId, b, 0, len);
         }
         if (gather != null) {
-            gather.add(b, to, dst, ipv6 ? dst16 : null, stagedMr, stagedIndex, stagedLen, stagedPos, pieces);
+            gather.add(b, to, dst, ipv6 ? dst16 : null, qp.destQpn, stagedMr, stagedIndex, stagedLen, stagedPos, pieces, batched);
             for (int i = 0; i < pieces; i++) stagedMr[i] = null;
         } else {
             port.write(b, to, batcher != null);

@@ -43,15 +43,17 @@ import java.util.concurrent.TimeUnit;
  * rdma_rxe sends (rxe_net.c prepare_udp_hdr writes 0 over IPv6 too); the kernel still writes a correct checksum on
  * what we send and still drops a wrong non-zero one.
  *
- * <p>UDP GSO (off by default; {@link DeviceConfig#gso}, with epoll): the packets of a flush batch that go to one
- * peer with one length leave as one {@code UDP_SEGMENT} super-datagram ({@link GsoBatcher}); segment k leaves with
- * IPv4 ID k, so its ICRC is computed for ID k. Off while a datagram filter is installed, so that fault injection
- * keeps deciding per RoCE packet, and off for the rest of the device's life after a super-datagram fails to send
- * (the packets it held are retransmitted as plain datagrams).
+ * <p>UDP GSO (off by default; {@link DeviceConfig#gso}, with epoll): the packets of a
+ * flush batch that go to one peer with one length leave as one {@code UDP_SEGMENT} super-datagram; segment k leaves
+ * with IPv4 ID k, so its ICRC is computed for ID k. With gathered send the runs are {@link GatherSend}'s, their
+ * payload in the registered memory; without it {@link GsoBatcher} hands each run to Netty as a composite of the
+ * packets' buffers. Off while a datagram filter is installed, so that fault injection keeps deciding per RoCE packet,
+ * and off for the rest of the device's life after a super-datagram fails with an error that says the route cannot
+ * segment (the packets it held are retransmitted as plain datagrams).
  *
- * <p>Gathered send (on by default; {@link DeviceConfig#zeroCopy}, with epoll, without a datagram filter and
- * without GSO): every datagram of a flush leaves through {@link GatherSend}, a packet's payload as pieces of the
- * registered memory it comes from rather than copied into the packet buffer.
+ * <p>Gathered send (on by default; {@link DeviceConfig#zeroCopy}, with epoll, without a datagram filter): every
+ * datagram of a flush leaves through {@link GatherSend}, a packet's payload as pieces of the registered memory it
+ * comes from rather than copied into the packet buffer.
  *
  * <p>UDP GRO (off by default; {@link DeviceConfig#gro}, with epoll): the socket reads with {@code recvmsg} into
  * 64 KiB buffers ({@link GroRecvAllocator}) instead of {@code recvmmsg} into {@link #SLOT}-byte slots; Netty hands
@@ -170,9 +172,9 @@ final class UdpPort {
         // the bound port, which port 0 leaves to the kernel: the ICRC covers the UDP source port
         this.localPort = ((InetSocketAddress) channel.localAddress()).getPort();
         GatherSend gs = null;
-        if (epoll && config.zeroCopy && config.filter == null && !config.gso && GatherSend.AVAILABLE) {
+        if (epoll && config.zeroCopy && config.filter == null && GatherSend.AVAILABLE) {
             try {
-                gs = new GatherSend((EpollDatagramChannel) channel, counters, envelopes);
+                gs = new GatherSend((EpollDatagramChannel) channel, counters, envelopes, config.gso);
             } catch (Throwable t) {
                 log.debug("packets leave whole, their payload copied: {}", t.toString());
             }
@@ -187,7 +189,8 @@ final class UdpPort {
             }
         }
         this.directSend = ds;
-        if (config.gso && epoll && config.filter == null && EpollDatagramChannel.isSegmentedDatagramPacketSupported()) {
+        if (gs == null && config.gso && epoll && config.filter == null
+                && EpollDatagramChannel.isSegmentedDatagramPacketSupported()) {
             this.gso = new GsoBatcher(alloc, GsoBatcher.MAX_SEGMENTS, new GsoBatcher.Sink() {
                 @Override
                 public void single(ByteBuf packet, InetSocketAddress to) {
@@ -339,7 +342,7 @@ final class UdpPort {
 
     boolean isEpoll() { return epoll; }
     /** Whether packets currently leave as GSO super-datagrams where they can. */
-    boolean isGso() { return gso != null; }
+    boolean isGso() { return gso != null || gather != null && gather.segmenting(); }
     /** Whether the socket has UDP GRO on (the kernel accepted the option). */
     boolean isGro() { return epoll && channel.config().getOption(EpollChannelOption.UDP_GRO); }
     int localPort() { return localPort; }

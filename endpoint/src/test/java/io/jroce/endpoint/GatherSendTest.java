@@ -105,6 +105,22 @@ class GatherSendTest {
     }
 
     @Test
+    void gsoRunsTheSocketDoesNotTakeAreQueuedWhole() throws Exception {
+        try (Pair p = new Pair(new DeviceConfig(A).port(0).warmUp(false).gso(true), new DeviceConfig(B).port(0).warmUp(false).gso(true))) {
+            GatherSend a = p.a.transport().port().gather();
+            GatherSend b = p.b.transport().port().gather();
+            p.a.transport().call(() -> a.viaChannel = true);
+            p.b.transport().call(() -> b.viaChannel = true);
+            Pair.exchangeEveryOperation(p, 100_000);
+            // each run is one segmented datagram, so its packets keep the IPv4 IDs their ICRCs were stamped for
+            assertTrue(p.a.transport().call(() -> a.runsViaChannel) > 0, "WRITE runs queued as segmented datagrams");
+            assertTrue(p.b.transport().call(() -> b.runsViaChannel) > 0, "READ response runs queued as segmented datagrams");
+            assertEquals(0, a.gathered + b.gathered, "none sent with pieces");
+            assertEquals(0, p.a.counters().totalDrops() + p.b.counters().totalDrops(), "drops");
+        }
+    }
+
+    @Test
     void aCaptureGetsWholePackets() throws Exception {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("gather");
         java.nio.file.Path pcap = dir.resolve("a.pcap");
