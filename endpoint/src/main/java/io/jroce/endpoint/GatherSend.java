@@ -180,9 +180,8 @@ final class GatherSend {
 
     /**
      * The place the next packet ({@code len} bytes to {@code to}'s QP {@code destQpn}, {@code k} region pieces) will
-     * have in its GSO run,
-     * which is the IPv4 ID it will leave with: 0 when it starts a run or leaves alone. Closes the open run when the
-     * packet cannot join it; {@link #add} with {@code segmentable} follows for the same packet.
+     * have in its GSO run, which is the IPv4 ID it will leave with: 0 when it starts a run or leaves alone. Closes the
+     * open run when the packet cannot join it; {@link #add} with {@code segmentable} follows for the same packet.
      */
     int position(InetSocketAddress to, int dst4, byte[] dst16, int destQpn, int len, int k) {
         if (count == MAX_DATAGRAMS || pieces + k > MAX_PIECES) flush(); // as add would: before the run is counted

@@ -83,7 +83,8 @@
  * <li>{@code TransmitPath}: packets started at their final size, their payload copied or left in the region to be
  * gathered, ICRC-stamped, counted, queued (rxe_net.c, rxe_icrc.c).</li>
  * <li>{@code GatherSend}: a flush's datagrams as iovecs in {@code sendmmsg}, the payload read from registered
- * memory; what the socket does not take at once is completed by a copy and queued on the channel.</li>
+ * memory, with {@code --gso} a run of one QP's equal-size packets as one {@code UDP_SEGMENT} message; what the
+ * socket does not take at once is completed by a copy and queued on the channel.</li>
  * <li>{@code PacketOut}: the transmit path as the engines see it; {@code HeaderViews}: the flyweights they write with.</li>
  * <li>{@code EngineContext}: what an engine sees of its shard: the transmit path, clock, timers, counters, keys, flow.</li>
  * <li>{@code CopyData}: the one walk over a scatter/gather list, gather (into a packet, or as region pieces) and
@@ -95,7 +96,8 @@
  *     refused, and for what the program cannot place).</li>
  * <li>{@code PcapTap}: the capture of what a shard sends and receives.</li>
  * <li>{@code Shards}: a device's event loops and sockets ({@code SO_REUSEPORT}), which QP each owns, summed counters.</li>
- * <li>{@code GsoBatcher}: groups equal-length packets to one peer into UDP GSO super-datagrams.</li>
+ * <li>{@code GsoBatcher}: without gathered send, groups equal-length packets to one peer into UDP GSO
+ * super-datagrams.</li>
  * <li>{@code FlowBudget}: flow control: what the QPs of one transport may keep in flight against its receive buffer.</li>
  * <li>{@code BusyPollStrategy}: the event loop's select strategy in busy-poll mode (polls without sleeping for a bounded time).</li>
  * <li>{@code GroRecvAllocator}: receive buffers of a UDP GRO socket (64 KiB per read), and the count of coalesced reads.</li>
