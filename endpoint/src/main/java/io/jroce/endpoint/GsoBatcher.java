@@ -17,7 +17,7 @@ import java.net.InetSocketAddress;
  * iph->id = htons(id++)} for UDP_L4 segments), i.e. ID k. The ICRC covers the ID, so the caller asks
  * {@link #position} for k before it stamps the ICRC, then hands the packet to {@link #add}.
  *
- * <p><b>Which runs.</b> A packet joins the open run when it goes to the same socket and has the run's
+ * <p><b>Which runs.</b> A packet joins the open run when it goes to the same socket and QP and has the run's
  * length, up to {@link #maxSegments} segments and {@link #MAX_BYTES} bytes. A shorter packet ends a run of
  * two or more as its tail (GSO allows a shorter last segment: the last packet of a message); after a single
  * packet it starts a new run instead, so a message's longer first packet (RETH, AETH) does not turn the
@@ -51,6 +51,7 @@ final class GsoBatcher {
     private ByteBuf first;
     private CompositeByteBuf more;
     private InetSocketAddress to;
+    private int qpn;
     private int segmentSize;
     private int count;
     private int limit;
@@ -63,12 +64,13 @@ final class GsoBatcher {
     }
 
     /**
-     * The index the next packet ({@code len} bytes to {@code dest}) will have in its super-datagram, which
-     * is the IPv4 ID it will leave with. Emits the open run first when the packet cannot join it.
+     * The index the next packet ({@code len} bytes to {@code dest}'s QP {@code destQpn}) will have in its
+     * super-datagram, which is the IPv4 ID it will leave with. Emits the open run first when the packet cannot join
+     * it. A run holds one QP's packets: a receiver with several event loops steers a datagram by its first BTH.
      */
-    int position(InetSocketAddress dest, int len) {
+    int position(InetSocketAddress dest, int destQpn, int len) {
         if (first == null) return 0;
-        boolean sameDest = dest == to || dest.equals(to);
+        boolean sameDest = destQpn == qpn && (dest == to || dest.equals(to));
         if (!sameDest || len > segmentSize || (len < segmentSize && count == 1)) {
             emit();
             return 0;
@@ -77,11 +79,12 @@ final class GsoBatcher {
     }
 
     /** Adds the packet whose {@link #position} was just asked (same destination and length). */
-    void add(ByteBuf packet, InetSocketAddress dest) {
+    void add(ByteBuf packet, InetSocketAddress dest, int destQpn) {
         int len = packet.readableBytes();
         if (first == null) {
             first = packet;
             to = dest;
+            qpn = destQpn;
             segmentSize = len;
             count = 1;
             limit = Math.max(1, Math.min(maxSegments, MAX_BYTES / len));

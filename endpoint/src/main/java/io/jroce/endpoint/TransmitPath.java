@@ -144,7 +144,7 @@ final class TransmitPath implements PacketOut {
         open = null;
         if (pieces > 0 && pcap.on()) pieces = fillIn(b, pieces); // a capture started since: it records whole packets
         int ipId = gather != null ? (batched ? gather.position(to, dst, ipv6 ? dst16 : null, qp.destQpn, len, pieces) : 0)
-                : batcher == null ? 0 : batcher.position(to, len);
+                : batcher == null ? 0 : batcher.position(to, qp.destQpn, len);
         if (pieces > 0) {
             stampPieces(b, len, pieces, ipId, dst, dst16, dport);
         } else if (ipv6) {
@@ -164,7 +164,7 @@ final class TransmitPath implements PacketOut {
             gather.add(b, to, dst, ipv6 ? dst16 : null, qp.destQpn, stagedMr, stagedIndex, stagedLen, stagedPos, pieces, batched);
             for (int i = 0; i < pieces; i++) stagedMr[i] = null;
         } else {
-            port.write(b, to, batcher != null);
+            port.write(b, to, qp.destQpn, batcher != null);
         }
     }
 

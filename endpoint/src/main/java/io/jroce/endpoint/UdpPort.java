@@ -256,9 +256,9 @@ final class UdpPort {
     }
 
     /** Queues one datagram for the next flush, or into the open GSO run when {@code batched}. */
-    void write(ByteBuf b, InetSocketAddress to, boolean batched) {
+    void write(ByteBuf b, InetSocketAddress to, int destQpn, boolean batched) {
         if (batched && gso != null) {
-            gso.add(b, to);
+            gso.add(b, to, destQpn);
         } else {
             enqueue(b, to);
         }

@@ -43,10 +43,15 @@ class GsoBatcherTest {
 
     /** Sends one packet of {@code len} bytes (its first byte = the position it was given) and returns its position. */
     private int send(InetSocketAddress to, int len) {
-        int k = batcher.position(to, len);
+        return send(to, 7, len);
+    }
+
+    /** The same, to QP {@code qpn}. */
+    private int send(InetSocketAddress to, int qpn, int len) {
+        int k = batcher.position(to, qpn, len);
         ByteBuf b = UnpooledByteBufAllocator.DEFAULT.directBuffer(len);
         b.writeByte(k).writeZero(len - 1);
-        batcher.add(b, to);
+        batcher.add(b, to, qpn);
         return k;
     }
 
@@ -106,13 +111,24 @@ class GsoBatcherTest {
     }
 
     @Test
+    void aRunHoldsOneQpsPackets() {
+        assertEquals(0, send(A, 7, 4112));
+        assertEquals(1, send(A, 7, 4112));
+        assertEquals(0, send(A, 8, 4112), "another QP of the same peer starts a run of its own");
+        assertEquals(1, send(A, 8, 4112));
+        batcher.emit();
+        assertEquals(List.of("2x4112>127.77.13.1", "2x4112>127.77.13.1"), out);
+        release();
+    }
+
+    @Test
     void discardReleasesTheOpenRun() {
         ByteBuf b1 = UnpooledByteBufAllocator.DEFAULT.directBuffer(10).writeZero(10);
         ByteBuf b2 = UnpooledByteBufAllocator.DEFAULT.directBuffer(10).writeZero(10);
-        batcher.position(A, 10);
-        batcher.add(b1, A);
-        batcher.position(A, 10);
-        batcher.add(b2, A);
+        batcher.position(A, 7, 10);
+        batcher.add(b1, A, 7);
+        batcher.position(A, 7, 10);
+        batcher.add(b2, A, 7);
         assertTrue(batcher.open());
         batcher.discard();
         assertFalse(batcher.open());
