@@ -46,11 +46,11 @@ import java.net.InetSocketAddress;
  * one buffer for the run and cuts it into one datagram per packet (on loopback at the receiving socket) without the
  * payload ever being copied in user space. The runs are fixed as the packets are stamped: segment k leaves with
  * IPv4 ID k (Linux net/ipv4/af_inet.c inet_gso_segment), which the ICRC covers, so {@link TransmitPath} asks
- * {@link #position} before it stamps the ICRC. Runs follow {@link GsoBatcher}'s rules. A run the socket does not take
- * goes to the channel as a {@code SegmentedDatagramPacket}, its IDs kept. A run holds packets for one destination
- * QP: a receiver with several event loops steers each datagram by its QPN ({@link ShardSteering}), and its program
- * sees a super-datagram's first header only; an error that says the route cannot
- * segment (EIO, EINVAL, EOPNOTSUPP) loses that run (retransmission recovers it) and turns GSO off for good.
+ * {@link #position} before it stamps the ICRC. Runs follow {@link GsoBatcher}'s rules, and a run holds packets for
+ * one destination QP: a receiver with several event loops steers each datagram by its QPN ({@link ShardSteering}),
+ * and its program sees a super-datagram's first header only. A run the socket does not take goes to the channel as
+ * a {@code SegmentedDatagramPacket}, its IDs kept. An error that says the route cannot segment (EIO, EINVAL,
+ * EOPNOTSUPP) loses that run (retransmission recovers it) and turns GSO off for good.
  */
 final class GatherSend {
     private static final Logger log = LoggerFactory.getLogger(GatherSend.class);
@@ -183,12 +183,12 @@ final class GatherSend {
      * have in its GSO run, which is the IPv4 ID it will leave with: 0 when it starts a run or leaves alone. Closes the
      * open run when the packet cannot join it; {@link #add} with {@code segmentable} follows for the same packet.
      */
-    int position(InetSocketAddress to, int dst4, byte[] dst16, int destQpn, int len, int k) {
+    int position(InetSocketAddress to, int destQpn, int len, int k) {
         if (count == MAX_DATAGRAMS || pieces + k > MAX_PIECES) flush(); // as add would: before the run is counted
         if (runFirst < 0) return 0;
         InetSocketAddress at = this.to[runFirst];
         if (runCount < runLimit && destQpn == runQpn && runIovecs + 2 * k + 1 <= Limits.IOV_MAX && (to == at || to.equals(at))
-                && (len == runSize || len < runSize && runCount > 1)) {
+                && GsoBatcher.fits(runCount, runSize, len)) {
             return runCount;
         }
         runFirst = -1;
@@ -222,7 +222,6 @@ final class GatherSend {
             pieceLen[p] = len[i];
             piecePos[p] = pos[i];
         }
-        int bytes = b.readableBytes();
         if (!segmentable || !gso) {
             runFirst = -1;
             run[d] = 1;
@@ -230,10 +229,12 @@ final class GatherSend {
             run[runFirst] = ++runCount;
             run[d] = 0;
             runIovecs += 2 * k + 1;
-            if (bytes < runSize || runCount == runLimit) runFirst = -1; // a shorter tail ends it; a full run cannot grow
+            // a shorter tail ends it; a full run cannot grow
+            if (b.readableBytes() < runSize || runCount == runLimit) runFirst = -1;
         } else {
+            int bytes = b.readableBytes();
             run[d] = 1;
-            runLimit = Math.max(1, Math.min(GsoBatcher.MAX_SEGMENTS, GsoBatcher.MAX_BYTES / bytes));
+            runLimit = GsoBatcher.limit(GsoBatcher.MAX_SEGMENTS, bytes);
             if (runLimit > 1) {
                 runFirst = d;
                 runSize = bytes;

@@ -71,11 +71,24 @@ final class GsoBatcher {
     int position(InetSocketAddress dest, int destQpn, int len) {
         if (first == null) return 0;
         boolean sameDest = destQpn == qpn && (dest == to || dest.equals(to));
-        if (!sameDest || len > segmentSize || (len < segmentSize && count == 1)) {
+        if (!sameDest || !fits(count, segmentSize, len)) {
             emit();
             return 0;
         }
         return count;
+    }
+
+    /**
+     * Whether a packet of {@code len} bytes may follow a run of {@code count} packets of {@code segmentSize}: one of
+     * the same length, or a shorter one as the tail of a run of two or more.
+     */
+    static boolean fits(int count, int segmentSize, int len) {
+        return len == segmentSize || len < segmentSize && count > 1;
+    }
+
+    /** How many packets of {@code len} bytes one super-datagram may hold, at most {@code maxSegments}. */
+    static int limit(int maxSegments, int len) {
+        return Math.max(1, Math.min(maxSegments, MAX_BYTES / len));
     }
 
     /** Adds the packet whose {@link #position} was just asked (same destination and length). */
@@ -87,7 +100,7 @@ final class GsoBatcher {
             qpn = destQpn;
             segmentSize = len;
             count = 1;
-            limit = Math.max(1, Math.min(maxSegments, MAX_BYTES / len));
+            limit = limit(maxSegments, len);
             if (limit == 1) emit();
             return;
         }

@@ -134,7 +134,8 @@ final class TransmitPath implements PacketOut {
 
     /**
      * Stamps the ICRC for the destination (IPv4: for our address, DF and the ID the packet will leave with; IPv6:
-     * over the masked IPv6 pseudo-header), counts, records and queues the datagram ({@code batcher} null: alone).
+     * over the masked IPv6 pseudo-header), counts, records and queues the datagram ({@code batched}: it may join a
+     * GSO run; otherwise it leaves alone).
      */
     private void send(QueuePair qp, ByteBuf b, int dst, byte[] dst16, int dport, InetSocketAddress to, boolean batched) {
         GsoBatcher batcher = batched ? port.gso() : null;
@@ -143,7 +144,7 @@ final class TransmitPath implements PacketOut {
         int pieces = b == open ? staged : 0;
         open = null;
         if (pieces > 0 && pcap.on()) pieces = fillIn(b, pieces); // a capture started since: it records whole packets
-        int ipId = gather != null ? (batched ? gather.position(to, dst, ipv6 ? dst16 : null, qp.destQpn, len, pieces) : 0)
+        int ipId = gather != null ? (batched ? gather.position(to, qp.destQpn, len, pieces) : 0)
                 : batcher == null ? 0 : batcher.position(to, qp.destQpn, len);
         if (pieces > 0) {
             stampPieces(b, len, pieces, ipId, dst, dst16, dport);

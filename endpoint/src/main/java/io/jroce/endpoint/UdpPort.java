@@ -43,13 +43,13 @@ import java.util.concurrent.TimeUnit;
  * rdma_rxe sends (rxe_net.c prepare_udp_hdr writes 0 over IPv6 too); the kernel still writes a correct checksum on
  * what we send and still drops a wrong non-zero one.
  *
- * <p>UDP GSO (off by default; {@link DeviceConfig#gso}, with epoll): the packets of a
- * flush batch that go to one peer with one length leave as one {@code UDP_SEGMENT} super-datagram; segment k leaves
- * with IPv4 ID k, so its ICRC is computed for ID k. With gathered send the runs are {@link GatherSend}'s, their
- * payload in the registered memory; without it {@link GsoBatcher} hands each run to Netty as a composite of the
- * packets' buffers. Off while a datagram filter is installed, so that fault injection keeps deciding per RoCE packet,
- * and off for the rest of the device's life after a super-datagram fails with an error that says the route cannot
- * segment (the packets it held are retransmitted as plain datagrams).
+ * <p>UDP GSO (off by default; {@link DeviceConfig#gso}, with epoll): the packets of a flush batch that go to one
+ * peer QP with one length leave as one {@code UDP_SEGMENT} super-datagram; segment k leaves with IPv4 ID k, so its
+ * ICRC is computed for ID k. With gathered send the runs are {@link GatherSend}'s, their payload in the registered
+ * memory; without it {@link GsoBatcher} hands each run to Netty as a composite of the packets' buffers. Off while a
+ * datagram filter is installed, so that fault injection keeps deciding per RoCE packet, and off for the rest of the
+ * device's life after a super-datagram fails with an error that says the route cannot segment (the packets it held
+ * are retransmitted as plain datagrams).
  *
  * <p>Gathered send (on by default; {@link DeviceConfig#zeroCopy}, with epoll, without a datagram filter): every
  * datagram of a flush leaves through {@link GatherSend}, a packet's payload as pieces of the registered memory it
