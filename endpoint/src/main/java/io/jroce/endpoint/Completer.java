@@ -15,18 +15,19 @@ final class Completer {
     private final QueuePair qp;
     private final EngineContext ctx;
     /** Oldest PSN not yet acknowledged; equals the requester's next PSN when nothing is outstanding. */
-    int unackedPsn;
-    int retryLeft;
-    int rnrLeft;
+    private int unackedPsn;
+    /** Retries left of retry_cnt and of rnr_retry, each back to the full count on progress. */
+    private int retryLeft;
+    private int rnrLeft;
     /** Tail-loss probe deadline, 0 when none; and the current probe interval (doubles without progress). */
-    long probeAt;
+    private long probeAt;
     private long probeInterval;
     /** Smoothed round trip (AckReq packet to the ACK covering it), 0 until measured; Karn's rule on retries. */
-    long srttNanos;
+    private long srttNanos;
     private int rttPsn = -1;
     private long rttStart;
     /** Retransmit deadline on the device clock, 0 when no timer is armed. */
-    long retransmitAt;
+    private long retransmitAt;
     /** The resume PSN a Go-Back-N was last started for, so one gap is retried once until progress. */
     private int retriedAt = -1;
     /** Loss recovery: Go-Back-N (plain IBA), or selective repeat between jroce peers that agreed on it. */
@@ -49,6 +50,52 @@ final class Completer {
     /** The QP's loss recovery ({@link GoBackN} for plain IBA). */
     LossRecovery recovery() {
         return recovery;
+    }
+
+    /** The oldest PSN not yet acknowledged. */
+    int unackedPsn() {
+        return unackedPsn;
+    }
+
+    /** The smoothed round trip, 0 until measured. */
+    long srttNanos() {
+        return srttNanos;
+    }
+
+    /**
+     * The cumulative acknowledgement advances to {@code psn}: every PSN before it is acknowledged, and it is the
+     * oldest unacknowledged one (rxe_comp.c COMPST_UPDATE_COMP, qp->comp.psn). The caller reports the progress
+     * ({@link #progress}) once it has acted on it.
+     */
+    void advanceAckTo(int psn) {
+        unackedPsn = psn;
+    }
+
+    /**
+     * Spends one retry of retry_cnt (IBA 9.7.6.1; rxe_comp.c COMPST_ERROR_RETRY, qp->comp.retry_cnt). With none
+     * left the oldest WQE fails with RETRY_EXC_ERR and the QP enters the error state; false then.
+     */
+    boolean spendRetry() {
+        if (retryLeft <= 0) {
+            failOldest(WcStatus.RETRY_EXC_ERR, 0);
+            return false;
+        }
+        // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
+        retryLeft--;
+        return true;
+    }
+
+    /**
+     * No local ACK timer runs any more (the QP was reset or entered the error state), until a packet sent
+     * ({@link #packetSent}) or {@link #ensureTimer} arms it again.
+     */
+    void stopRetransmitTimer() {
+        retransmitAt = 0;
+    }
+
+    /** Whether the retransmit timer runs (a 'stats' view). */
+    boolean retransmitArmed() {
+        return retransmitAt != 0;
     }
 
     void reset(int startPsn) {
@@ -141,7 +188,7 @@ final class Completer {
         recovery.advanced(unackedPsn);
         // timers run only while something sent is unacknowledged: a QP that waits for window or flow-control room
         // with everything acknowledged has nothing to time out (packetSent arms them again)
-        boolean onWire = hasOutstanding() && Psn.compare(unackedPsn, qp.requester.sentEnd) < 0;
+        boolean onWire = hasOutstanding() && Psn.compare(unackedPsn, qp.requester.sentEnd()) < 0;
         if (onWire) armProbe(false);
         else probeAt = 0;
         retryLeft = qp.retryCnt;
@@ -164,7 +211,7 @@ final class Completer {
         }
         int psn = p.psn();
         // a response must name a PSN that was sent; one from before the oldest unacknowledged PSN is stale
-        if (Psn.compare(psn, qp.requester.sqPsn) >= 0) {
+        if (Psn.compare(psn, qp.requester.sqPsn()) >= 0) {
             ctx.counters().ghostResponse++;
             qp.counters.ghostResponses++;
             return;
@@ -241,14 +288,13 @@ final class Completer {
                 if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, unackedPsn) >= 0) {
                     unackedPsn = Psn.next(psn);
                     advanced = true;
-                    int acked = Psn.distance(w.firstPsn, unackedPsn);
-                    if (qp.requester.sqNext == qp.sq.consumed && w.nextPkt < acked) w.nextPkt = acked; // skip what arrived
+                    qp.requester.ackedPart(w, Psn.distance(w.firstPsn, unackedPsn));
                 }
                 break;
             }
             // Acknowledged through its last PSN: complete, even if a Go-Back-N pass was resending it
             // (the responder had it all; the NAK or timeout that rewound us was about a later packet).
-            if (!w.fullySent()) w.nextPkt = w.npkts;
+            qp.requester.ackedWhole(w);
             unackedPsn = Psn.next(w.lastPsn);
             retire(w, WcStatus.SUCCESS, 0);
             advanced = true;
@@ -371,12 +417,7 @@ final class Completer {
             }
         }
         if (retriedAt == psn) return; // this gap is already being resent
-        if (retryLeft <= 0) {
-            failOldest(WcStatus.RETRY_EXC_ERR, 0);
-            return;
-        }
-        // The IBA spec makes only rnr_retry 7 infinite; rdma_rxe also treats retry_cnt 7 so. We follow the spec.
-        retryLeft--;
+        if (!spendRetry()) return;
         retriedAt = psn;
         cc.onLoss(ctx.clock().nanoTime(), srttNanos);
         rttPsn = -1; // Karn: no RTT sample across a retransmission

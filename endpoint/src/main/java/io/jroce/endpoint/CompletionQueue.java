@@ -1,5 +1,7 @@
 package io.jroce.endpoint;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -13,8 +15,11 @@ import java.util.concurrent.TimeUnit;
  * whose completion did not fit goes to the error state (IBA 11.4.2.1: a CQ overrun is an affiliated
  * error), and {@link #poll} throws once the entries that did fit have been read.
  *
- * <p>On a device with several event loops the queue pairs of one CQ may belong to different loops: producers
- * then take {@link #pushLock} (a short, rarely contended section); with one loop the single producer takes none.
+ * <p>Polling takes no lock: pollers copy completions out and claim them with one compare-and-set of the consumer
+ * index, so several threads may poll one CQ. On a device with several event loops the queue pairs of one CQ may
+ * belong to different loops: producers then take {@link #pushLock} (a short, rarely contended section); with one
+ * loop, the default, the single producer takes none. A poller that found nothing for its spin time parks on
+ * {@link #signal}, and only then does a producer take that monitor to wake it.
  */
 public final class CompletionQueue {
     private final Device device;
@@ -67,6 +72,15 @@ public final class CompletionQueue {
      */
     static final long INVOKED_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.invokedSpinMicros", 1000));
     private static final WcStatus[] STATUSES = WcStatus.values();
+    private static final VarHandle HEAD;
+
+    static {
+        try {
+            HEAD = MethodHandles.lookup().findVarHandle(CompletionQueue.class, "head", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private static final WcOpcode[] OPCODES = WcOpcode.values();
 
     CompletionQueue(Device device, int requestedDepth) {
@@ -203,8 +217,25 @@ public final class CompletionQueue {
         return take(out, max);
     }
 
-    private synchronized int take(WorkCompletion[] out, int max) {
-        long h = head;
+    /**
+     * Copies what is there and then moves {@link #head} past it with one compare-and-set; when another poller moved it
+     * first, the copy may hold slots the producer has since reused, so it is made again. No lock: a poller is never
+     * held up by another that was descheduled.
+     */
+    private int take(WorkCompletion[] out, int max) {
+        while (true) {
+            long h = head;
+            int n = copy(h, out, max);
+            if (n == 0) {
+                if (overrun) throw new VerbsException(overrunDetail);
+                return 0;
+            }
+            if (HEAD.compareAndSet(this, h, h + n)) return n;
+        }
+    }
+
+    /** Copies up to {@code max} completions from index {@code h} on into {@code out}; returns how many. */
+    private int copy(long h, WorkCompletion[] out, int max) {
         long available = tail - h;
         int n = (int) Math.min(available, Math.min(max, out.length));
         for (int k = 0; k < n; k++) {
@@ -222,10 +253,6 @@ public final class CompletionQueue {
             wc.srcQp = srcQp[i];
             wc.srcUdpPort = srcPort[i];
             wc.vendorErr = vendorErr[i];
-        }
-        head = h + n;
-        if (n == 0 && overrun) {
-            throw new VerbsException(overrunDetail);
         }
         return n;
     }

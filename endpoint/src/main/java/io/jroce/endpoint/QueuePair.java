@@ -146,30 +146,59 @@ public final class QueuePair {
      * follows. The verbs library posts this way.
      */
     public void postSend(SendWorkRequest first, boolean faultsInCompletion) {
+        // Every check first, up to the first request refused: the posts below then cannot fail half-way, so the
+        // slots they claim are always filled and published (WorkQueue: no lock, posting threads never wait).
+        int valid = 0;
+        VerbsException refused = null;
+        try {
+            for (SendWorkRequest wr = first; wr != null; wr = wr.next()) {
+                checkSend(wr, faultsInCompletion);
+                valid++;
+            }
+        } catch (VerbsException e) {
+            refused = e;
+        }
         int posted = 0;
         try {
-            synchronized (sq.lock) {
-                for (SendWorkRequest wr = first; wr != null; wr = wr.next()) {
-                    QpState st = state;
-                    if (!st.acceptsSends() && st != QpState.ERR) {
-                        throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + st
-                                + ": send work requests may be posted in RTS (move it to RTS first)", wr);
-                    }
-                    if (sq.isFull()) {
-                        throw VerbsException.queueFull("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                                + sq.capacity() + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
-                    }
-                    fillSendWqe(sq.tail(), wr, faultsInCompletion);
-                    sq.posted++;
-                    posted++;
+            SendWorkRequest wr = first;
+            while (posted < valid) {
+                int k = valid - posted;
+                long at = sq.claim(k);
+                if (at < 0) at = sq.claim(k = 1); // the chain does not fit whole: what fits, one by one
+                if (at < 0) {
+                    throw VerbsException.queueFull("send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                            + sq.capacity() + " WRs outstanding): poll completions or create the QP with a larger max_send_wr", wr);
                 }
+                for (int i = 0; i < k; i++, wr = wr.next()) {
+                    SendWqe w = sq.slot(at + i);
+                    try {
+                        fillSendWqe(w, wr);
+                    } catch (RuntimeException | Error e) {
+                        // a bug or no memory: what was claimed still reaches the loop, failed, so the ring never stalls
+                        for (int j = i; j < k; j++) {
+                            sq.slot(at + j).failAtPost(j == i ? wr.wrId() : 0);
+                            sq.publish(at + j);
+                        }
+                        posted += i;
+                        throw e;
+                    }
+                    sq.publish(at + i);
+                }
+                posted += k;
             }
         } finally {
             if (posted > 0) ringDoorbell();
         }
+        if (refused != null) throw refused;
     }
 
-    private void fillSendWqe(SendWqe w, SendWorkRequest wr, boolean faultsInCompletion) {
+    /** Everything about a send work request that can be refused at post time; throws {@link VerbsException}. */
+    private void checkSend(SendWorkRequest wr, boolean faultsInCompletion) {
+        QpState st = state;
+        if (!st.acceptsSends() && st != QpState.ERR) {
+            throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in " + st
+                    + ": send work requests may be posted in RTS (move it to RTS first)", wr);
+        }
         WrOpcode op = wr.opcode();
         if (op == null) throw new VerbsException("work request has no opcode", wr);
         Sge[] sgl = wr.sgl();
@@ -189,15 +218,29 @@ public final class QueuePair {
         if (op.isAtomic() && (sgl.length != 1 || sgl[0].length() != 8)) {
             throw new VerbsException(op + " needs exactly one SGE of 8 bytes for the original value", wr);
         }
+        if (!faultsInCompletion) {
+            int needLocal = op.writesLocalMemory() ? Access.LOCAL_WRITE : 0;
+            for (int i = 0; i < sgl.length; i++) resolveSge(sgl[i], i, needLocal, op, wr);
+        }
+    }
+
+    /**
+     * Copies a checked send work request into its slot. Each SGE is looked up again: one whose region was
+     * deregistered since the check fails in the completion, as with faults in the completion (see
+     * {@link #postSend(SendWorkRequest, boolean)}), instead of refusing a request already counted as posted.
+     */
+    private void fillSendWqe(SendWqe w, SendWorkRequest wr) {
+        WrOpcode op = wr.opcode();
+        Sge[] sgl = wr.sgl();
+        boolean inline = (wr.flags() & SendFlags.INLINE) != 0;
+        int total = (int) wr.totalLength();
         int needLocal = op.writesLocalMemory() ? Access.LOCAL_WRITE : 0;
         w.fault = null;
         for (int i = 0; i < sgl.length; i++) {
             Sge s = sgl[i];
-            MemoryRegion mr;
-            WcStatus fault = faultsInCompletion ? sgeFault(s, needLocal) : null;
-            if (fault == null) {
-                mr = resolveSge(s, i, needLocal, op, wr);
-            } else {
+            MemoryRegion mr = device.keys().byLkey(s.lkey());
+            WcStatus fault = sgeFault(mr, s, needLocal);
+            if (fault != null) {
                 mr = MemoryRegion.NONE;
                 // a READ or atomic fails on its response (the scatter meets NONE); the first bad SGE names the status
                 if (!op.isReadOrAtomic() && w.fault == null) w.fault = fault;
@@ -211,7 +254,7 @@ public final class QueuePair {
         w.opcode = op;
         w.flags = wr.flags();
         w.signaled = init.sqSigAll || (wr.flags() & SendFlags.SIGNALED) != 0;
-        w.length = (int) total;
+        w.length = total;
         w.remoteAddr = wr.remoteAddr();
         w.rkey = wr.rkey();
         w.immData = wr.immData();
@@ -223,7 +266,7 @@ public final class QueuePair {
         w.remoteQkey = wr.remoteQkey();
         w.inline = null;
         if (inline && w.fault == null) {
-            byte[] copy = new byte[(int) total];
+            byte[] copy = w.inlineBuffer(init.maxInlineData);
             int at = 0;
             for (int i = 0; i < w.numSge; i++) {
                 w.sgeMr[i].mem().getBytes(w.sgeMr[i].offsetOf(w.sgeAddr[i]), copy, at, w.sgeLen[i]);
@@ -263,7 +306,11 @@ public final class QueuePair {
      * it lies outside the region (mr_check_range: -EFAULT, kernel 6.1).
      */
     private WcStatus sgeFault(Sge s, int needAccess) {
-        MemoryRegion mr = device.keys().byLkey(s.lkey());
+        return sgeFault(device.keys().byLkey(s.lkey()), s, needAccess);
+    }
+
+    /** {@link #sgeFault(Sge, int)} with the region the SGE's lkey named when it was looked up ({@code mr}, or null). */
+    private WcStatus sgeFault(MemoryRegion mr, Sge s, int needAccess) {
         if (mr == null || !mr.isRegistered() || mr.pd() != pd || (mr.access() & needAccess) != needAccess) return WcStatus.LOC_QP_OP_ERR;
         return mr.contains(s.addr(), s.length()) ? null : WcStatus.LOC_PROT_ERR;
     }
@@ -299,49 +346,73 @@ public final class QueuePair {
      * verbs library posts this way.
      */
     public void postRecv(ReceiveWorkRequest first, boolean faultsInCompletion) {
+        // as postSend: every check first, then the slots are claimed, filled and published without a lock
+        int valid = 0;
+        VerbsException refused = null;
+        try {
+            for (ReceiveWorkRequest wr = first; wr != null; wr = wr.next()) {
+                checkRecv(wr, faultsInCompletion);
+                valid++;
+            }
+        } catch (VerbsException e) {
+            refused = e;
+        }
         int posted = 0;
         try {
-            synchronized (rq.lock) {
-                for (ReceiveWorkRequest wr = first; wr != null; wr = wr.next()) {
-                    QpState st = state;
-                    if (!st.acceptsReceives()) {
-                        throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in RESET: receives may be posted from INIT on", wr);
-                    }
-                    if (rq.isFull()) {
-                        throw VerbsException.queueFull("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                                + rq.capacity() + " entries)", wr);
-                    }
-                    Sge[] sgl = wr.sgl();
-                    if (sgl.length > init.maxRecvSge) {
-                        throw new VerbsException(sgl.length + " SGEs exceed max_recv_sge " + init.maxRecvSge, wr);
-                    }
-                    RecvWqe r = rq.tail();
-                    long cap = 0;
-                    r.fault = null;
-                    for (int i = 0; i < sgl.length; i++) {
-                        Sge s = sgl[i];
-                        MemoryRegion mr;
-                        if (faultsInCompletion && sgeFault(s, Access.LOCAL_WRITE) != null) {
-                            mr = MemoryRegion.NONE;
-                            r.fault = WcStatus.LOC_QP_OP_ERR;
-                        } else {
-                            mr = resolveSge(s, i, Access.LOCAL_WRITE, null, wr);
-                        }
-                        r.sgeMr[i] = mr;
-                        r.sgeAddr[i] = s.addr();
-                        r.sgeLen[i] = s.length();
-                        cap += s.length();
-                    }
-                    r.numSge = sgl.length;
-                    r.capacity = cap;
-                    r.wrId = wr.wrId();
-                    rq.posted++;
-                    posted++;
+            ReceiveWorkRequest wr = first;
+            while (posted < valid) {
+                int k = valid - posted;
+                long at = rq.claim(k);
+                if (at < 0) at = rq.claim(k = 1);
+                if (at < 0) {
+                    throw VerbsException.queueFull("receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                            + rq.capacity() + " entries)", wr);
                 }
+                for (int i = 0; i < k; i++, wr = wr.next()) {
+                    fillRecvWqe(rq.slot(at + i), wr); // allocates nothing and cannot fail
+                    rq.publish(at + i);
+                }
+                posted += k;
             }
         } finally {
             if (posted > 0 && state == QpState.ERR) ringDoorbell(); // flushed at once
         }
+        if (refused != null) throw refused;
+    }
+
+    private void checkRecv(ReceiveWorkRequest wr, boolean faultsInCompletion) {
+        if (!state.acceptsReceives()) {
+            throw new VerbsException("QP 0x" + Integer.toHexString(qpn) + " is in RESET: receives may be posted from INIT on", wr);
+        }
+        Sge[] sgl = wr.sgl();
+        if (sgl.length > init.maxRecvSge) {
+            throw new VerbsException(sgl.length + " SGEs exceed max_recv_sge " + init.maxRecvSge, wr);
+        }
+        if (!faultsInCompletion) {
+            for (int i = 0; i < sgl.length; i++) resolveSge(sgl[i], i, Access.LOCAL_WRITE, null, wr);
+        }
+    }
+
+    /** Copies a checked receive work request into its slot; an SGE whose region went away since fails in the completion. */
+    private void fillRecvWqe(RecvWqe r, ReceiveWorkRequest wr) {
+        Sge[] sgl = wr.sgl();
+        long cap = 0;
+        r.fault = null;
+        for (int i = 0; i < sgl.length; i++) {
+            Sge s = sgl[i];
+            MemoryRegion mr = device.keys().byLkey(s.lkey());
+            if (sgeFault(mr, s, Access.LOCAL_WRITE) != null) {
+                mr = MemoryRegion.NONE;
+                r.fault = WcStatus.LOC_QP_OP_ERR;
+            }
+            r.sgeMr[i] = mr;
+            r.sgeAddr[i] = s.addr();
+            r.sgeLen[i] = s.length();
+            cap += s.length();
+        }
+        r.numSge = sgl.length;
+        r.capacity = cap;
+        r.wrId = wr.wrId();
     }
 
     private void ringDoorbell() {
@@ -578,7 +649,7 @@ public final class QueuePair {
             if (type == QpType.UD) q.qkey(qkey);
             if (attrs.destAddress != null) q.dest(attrs.destAddress, attrs.destPort);
             q.rqPsn(state == QpState.RESET || state == QpState.INIT ? attrs.rqPsn : responder.ePsn);
-            q.sqPsn(state == QpState.RTS || state == QpState.SQD || state == QpState.ERR ? requester.sqPsn : attrs.sqPsn);
+            q.sqPsn(state == QpState.RTS || state == QpState.SQD || state == QpState.ERR ? requester.sqPsn() : attrs.sqPsn);
             return q;
         });
     }
@@ -604,10 +675,10 @@ public final class QueuePair {
             return String.format(
                     "qp 0x%06x %s dest 0x%06x sq_psn 0x%06x unacked 0x%06x e_psn 0x%06x sq %d/%d (cursor +%d) rq %d/%d"
                             + " retries %d timeouts %d timer %s%s rd_atomic %d srtt %dus%s%s",
-                    qpn, state, destQpn, requester.sqPsn, completer.unackedPsn, responder.ePsn,
+                    qpn, state, destQpn, requester.sqPsn(), completer.unackedPsn(), responder.ePsn,
                     sq.depth(), sq.capacity(), requester.sqNext - sq.consumed, rq.depth(), rq.capacity(),
-                    counters.retries, counters.timeouts, completer.retransmitAt == 0 ? "off" : "on",
-                    requester.rnrWaiting() ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos / 1000, head,
+                    counters.retries, counters.timeouts, completer.retransmitArmed() ? "on" : "off",
+                    requester.rnrWaiting() ? " rnr-wait" : "", requester.rdAtomicOutstanding, completer.srttNanos() / 1000, head,
                     errorReason == null ? "" : " error: " + errorReason);
         }
     }
@@ -633,7 +704,7 @@ public final class QueuePair {
         // RESET discards every WQE without completions (IBA 10.3.1)
         sq.discardAll();
         rq.discardAll();
-        completer.retransmitAt = 0;
+        completer.stopRetransmitTimer();
         requester.cancelRnrWait();
         tx.timers().cancel(this);
         errorReason = null;
@@ -657,7 +728,7 @@ public final class QueuePair {
             errorReason = reason;
             state = QpState.ERR;
             attrs.state = QpState.ERR;
-            completer.retransmitAt = 0;
+            completer.stopRetransmitTimer();
             requester.cancelRnrWait();
             device.asyncEvent(AsyncEvent.QP_FATAL, null, this, reason);
         }

@@ -27,10 +27,8 @@ final class Requester {
     long sqNext;
     /** PSN for the next new WQE. */
     int sqPsn;
-    /** Highest PSN transmitted for the first time (selective repeat: tells a lost resend from one in flight). */
-    int highestSent;
     /** The PSN after the last one transmitted (a READ's: after its last response's): what lies below it is on the wire. */
-    int sentEnd;
+    private int sentEnd;
     /** READ/atomic WQEs started but not complete. */
     int rdAtomicOutstanding;
     private int noAckPkts;
@@ -88,10 +86,35 @@ final class Requester {
         if (sqNext < consumed) sqNext = consumed;
     }
 
+    /**
+     * An ACK inside head WQE {@code w} (AckReq every {@link #MAX_PKTS_PER_ACK} packets) acknowledged its first
+     * {@code acked} packets (IBA 9.7.5.1): a Go-Back-N pass that is resending it goes on after them.
+     */
+    void ackedPart(SendWqe w, int acked) {
+        if (sqNext == qp.sq.consumed && w.nextPkt < acked) w.nextPkt = acked; // skip what arrived
+    }
+
+    /**
+     * Head WQE {@code w} was acknowledged through its last PSN: what a Go-Back-N pass had still to resend of it is
+     * not sent (the responder had it all; the NAK or timeout that rewound us was about a later packet).
+     */
+    void ackedWhole(SendWqe w) {
+        if (!w.fullySent()) w.nextPkt = w.npkts;
+    }
+
+    /** The PSN the next new WQE starts at (sq_psn, as {@code ibv_query_qp} reports it). */
+    int sqPsn() {
+        return sqPsn;
+    }
+
+    /** The PSN after the last one transmitted (a READ's: after its last response's): what lies below it is on the wire. */
+    int sentEnd() {
+        return sentEnd;
+    }
+
     void reset(int startPsn, long sqIndex) {
         sqNext = sqIndex;
         sqPsn = startPsn;
-        highestSent = Psn.add(startPsn, -1);
         sentEnd = startPsn;
         rdAtomicOutstanding = 0;
         noAckPkts = 0;
@@ -114,7 +137,7 @@ final class Requester {
             return;
         }
         Completer comp = qp.completer;
-        while (sqNext != qp.sq.posted) {
+        while (sqNext != qp.sq.posted()) {
             SendWqe w = qp.sq.slot(sqNext);
             if (!w.started) {
                 if (st == QpState.SQD) break; // draining: nothing new starts
@@ -147,7 +170,7 @@ final class Requester {
      */
     private void runUd(QpState st) {
         if (st == QpState.SQD) return;
-        while (sqNext != qp.sq.posted) {
+        while (sqNext != qp.sq.posted()) {
             SendWqe w = qp.sq.slot(sqNext);
             if (w.fault != null) { // as for RC above; a UD WQE before it has completed already
                 qp.completer.failOldest(w.fault, 0);
@@ -189,7 +212,7 @@ final class Requester {
 
     /** Whether sending {@code psn} would leave a window of PSNs in flight, as the QP's loss recovery counts them. */
     private boolean pastWindow(Completer comp, int psn) {
-        int span = Psn.distance(comp.unackedPsn, psn);
+        int span = Psn.distance(comp.unackedPsn(), psn);
         if (span >= (1 << 23)) return false; // behind the oldest unacknowledged PSN: a resend
         return comp.recovery().pastWindow(span, windowLimit());
     }
@@ -310,11 +333,10 @@ final class Requester {
         lastAskedAck = ackReq;
         if (ackReq) {
             noAckPkts = 0;
-            qp.completer.ackRequested(psn, forceAckReq || Psn.compare(psn, qp.completer.unackedPsn) < 0 || pkt < w.sentHigh);
+            qp.completer.ackRequested(psn, forceAckReq || Psn.compare(psn, qp.completer.unackedPsn()) < 0 || pkt < w.sentHigh);
         }
         if (pkt >= w.sentHigh) {
             w.sentHigh = pkt + 1;
-            highestSent = psn;
             if (Psn.compare(Psn.next(psn), sentEnd) > 0) sentEnd = Psn.next(psn);
             qp.flowTake(1);
         }
@@ -365,51 +387,49 @@ final class Requester {
     private void resent() {
         qp.counters.selectiveRetransmits++;
         Completer c = qp.completer;
-        c.congestionWindow().onResent(clock.nanoTime(), c.srttNanos);
+        c.congestionWindow().onResent(clock.nanoTime(), c.srttNanos());
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // single resends without a rewind, for a loss recovery that picks them (selective repeat: SelectiveRepeat)
+
+    /** The started, unretired WQE whose PSNs include {@code psn}; null when none does. */
+    SendWqe sentWqe(int psn) {
+        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted(); i++) {
+            SendWqe w = qp.sq.slot(i);
+            if (!w.started) break;
+            if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, w.lastPsn) <= 0) return w;
+        }
+        return null;
     }
 
     /**
-     * Selective repeat: resends the one packet with {@code psn} (with AckReq, so the responder acknowledges as soon
-     * as the gap it fills is closed), or, when {@code psn} belongs to a READ or atomic, its request (a READ from
-     * its first missing response). Only what was transmitted before is resent, and nothing {@code sacked} holds
-     * (a READ/atomic request the responder holds is asked again only {@code afterTimeout}), nor, unless
-     * {@code afterTimeout}, what was resent already and not found lost again. Returns the PSN to look at next:
-     * {@code psn + 1}, or the PSN after the READ/atomic's range.
+     * Sends READ or atomic {@code w}'s request again, where it stands: a READ from its first missing response
+     * (IBA 9.7.4.1.4), an atomic whole (a duplicate is answered from the saved result, never executed twice; IBA
+     * 9.7.5.1.2). Only a request transmitted before and not complete: false otherwise (the requester sends it in its
+     * turn).
      */
-    int resendOne(int psn, SackScoreboard sacked, boolean afterTimeout) {
-        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
-            SendWqe w = qp.sq.slot(i);
-            if (!w.started) break;
-            if (Psn.compare(psn, w.firstPsn) < 0 || Psn.compare(psn, w.lastPsn) > 0) continue;
-            if (w.opcode.isReadOrAtomic()) {
-                boolean arrived = sacked != null && sacked.isSacked(w.firstPsn);
-                boolean again = sacked != null && !afterTimeout && sacked.isResent(psn);
-                if (w.nextPkt > 0 && !w.done && (afterTimeout || !arrived) && !again) {
-                    qp.completer.packetSent();
-                    if (sacked != null) {
-                        sacked.setResent(psn, true);
-                        sacked.sent(psn);
-                        sacked.resending(psn);
-                    }
-                    if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
-                    else sendAtomic(w);
-                    resent();
-                }
-                return Psn.next(w.lastPsn);
-            }
-            int pkt = Psn.distance(w.firstPsn, psn);
-            if (pkt < w.sentHigh && (sacked == null || !sacked.isSacked(psn) && (afterTimeout || !sacked.isResent(psn)))) {
-                qp.completer.packetSent();
-                sendDataPacket(w, pkt, psn, true);
-                if (sacked != null) {
-                    sacked.setResent(psn, true);
-                    sacked.resending(psn);
-                }
-                resent();
-            }
-            return Psn.next(psn);
-        }
-        return Psn.next(psn);
+    boolean resendRequest(SendWqe w) {
+        if (w.nextPkt <= 0 || w.done) return false;
+        qp.completer.packetSent();
+        if (w.opcode == WrOpcode.RDMA_READ) sendReadRequest(w);
+        else sendAtomic(w);
+        resent();
+        return true;
+    }
+
+    /**
+     * Sends packet {@code psn} of SEND or WRITE {@code w} again, with AckReq, so that the responder acknowledges as
+     * soon as the gap it fills is closed. Only a packet transmitted before: false otherwise (the requester sends it
+     * in its turn).
+     */
+    boolean resendPacket(SendWqe w, int psn) {
+        int pkt = Psn.distance(w.firstPsn, psn);
+        if (pkt >= w.sentHigh) return false;
+        qp.completer.packetSent();
+        sendDataPacket(w, pkt, psn, true);
+        resent();
+        return true;
     }
 
     /**
@@ -417,7 +437,7 @@ final class Requester {
      * Returns false if no unretired WQE holds that PSN.
      */
     boolean rewind(int psn) {
-        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted; i++) {
+        for (long i = qp.sq.consumed; i != sqNext + 1 && i != qp.sq.posted(); i++) {
             SendWqe w = qp.sq.slot(i);
             if (!w.started) break;
             if (Psn.compare(psn, w.firstPsn) >= 0 && Psn.compare(psn, w.lastPsn) <= 0) {
@@ -426,7 +446,7 @@ final class Requester {
                 } else {
                     w.nextPkt = Psn.distance(w.firstPsn, psn);
                 }
-                for (long j = i + 1; j != sqNext + 1 && j != qp.sq.posted; j++) {
+                for (long j = i + 1; j != sqNext + 1 && j != qp.sq.posted(); j++) {
                     SendWqe later = qp.sq.slot(j);
                     if (!later.started) break;
                     later.nextPkt = 0;

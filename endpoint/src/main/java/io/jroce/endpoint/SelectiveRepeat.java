@@ -112,12 +112,12 @@ final class SelectiveRepeat implements LossRecovery {
     public void onSequenceNak(int expected, int msn) {
         qp.counters.sacksReceived++;
         SackScoreboard sb = sack;
-        int unacked = comp.unackedPsn;
+        int unacked = comp.unackedPsn();
         sb.advance(unacked);
         int first = Psn.add(expected, JroceExtensions.sackOffset(msn));
         int count = JroceExtensions.sackCount(msn);
         int sackedPsn = Psn.add(first, count - 1);
-        if (JroceExtensions.sackOffset(msn) == 0 || count == 0 || Psn.compare(sackedPsn, qp.requester.sqPsn) >= 0
+        if (JroceExtensions.sackOffset(msn) == 0 || count == 0 || Psn.compare(sackedPsn, qp.requester.sqPsn()) >= 0
                 || !sb.inWindow(sackedPsn)) {
             return; // malformed, stale or out of range
         }
@@ -128,9 +128,9 @@ final class SelectiveRepeat implements LossRecovery {
         qp.flowRelease(sb.mark(first, count)); // held by the responder, no longer in its socket buffer
         if (!sb.inRecovery) {
             sb.inRecovery = true;
-            sb.recoveryPsn = qp.requester.sqPsn;
+            sb.recoveryPsn = qp.requester.sqPsn();
             sb.rtxNext = unacked;
-            comp.congestionWindow().onLoss(ctx.clock().nanoTime(), comp.srttNanos);
+            comp.congestionWindow().onLoss(ctx.clock().nanoTime(), comp.srttNanos());
             comp.forgetRoundTripSample();
         }
         // the responder has every request before the PSN it expects: a READ there is being answered, not lost
@@ -140,7 +140,7 @@ final class SelectiveRepeat implements LossRecovery {
             if (Psn.compare(lost, expected) < 0) continue; // the responder has it (a READ being answered)
             sb.setResent(lost, false);
             qp.counters.lostRetransmits++;
-            qp.requester.resendOne(lost, sb, false);
+            resendOne(lost, false);
         }
         resendHoles(sb.highSack, false);
         comp.ensureTimer();
@@ -153,14 +153,44 @@ final class SelectiveRepeat implements LossRecovery {
      */
     private void resendHoles(int end, boolean afterTimeout) {
         SackScoreboard sb = sack;
-        int unacked = comp.unackedPsn;
+        int unacked = comp.unackedPsn();
         int p = Psn.compare(sb.rtxNext, unacked) < 0 ? unacked : sb.rtxNext;
         int budget = SackScoreboard.SIZE;
         while (Psn.compare(p, end) < 0 && budget-- > 0 && qp.state == QpState.RTS) {
             // most PSNs below the highest SACK are SACKed: passed over without looking for their WQE
-            p = !afterTimeout && sb.isSacked(p) ? Psn.next(p) : qp.requester.resendOne(p, sb, afterTimeout);
+            p = !afterTimeout && sb.isSacked(p) ? Psn.next(p) : resendOne(p, afterTimeout);
         }
         if (Psn.compare(p, sb.rtxNext) > 0) sb.rtxNext = p;
+    }
+
+    /**
+     * Resends the one packet with {@code psn} (with AckReq, so the responder acknowledges as soon as the gap it fills
+     * is closed), or, when {@code psn} belongs to a READ or atomic, its request (a READ from its first missing
+     * response). Only what was transmitted before is resent, and nothing the responder SACKed (a READ/atomic request
+     * it holds is asked again only {@code afterTimeout}: its response may be what was lost), nor, unless
+     * {@code afterTimeout}, what was resent already in this recovery and not found lost again (IRN: each hole once
+     * per recovery). Returns the PSN to look at next: {@code psn + 1}, or the PSN after the READ/atomic's range.
+     */
+    private int resendOne(int psn, boolean afterTimeout) {
+        SackScoreboard sb = sack;
+        Requester req = qp.requester;
+        SendWqe w = req.sentWqe(psn);
+        if (w == null) return Psn.next(psn); // acknowledged since, or never sent
+        if (w.opcode.isReadOrAtomic()) {
+            boolean arrived = sb.isSacked(w.firstPsn);
+            boolean again = !afterTimeout && sb.isResent(psn);
+            if ((afterTimeout || !arrived) && !again && req.resendRequest(w)) {
+                sb.setResent(psn, true);
+                sb.sent(psn);
+                sb.resending(psn);
+            }
+            return Psn.next(w.lastPsn);
+        }
+        if (!sb.isSacked(psn) && (afterTimeout || !sb.isResent(psn)) && req.resendPacket(w, psn)) {
+            sb.setResent(psn, true); // its transmission was recorded as it left (sent)
+            sb.resending(psn);
+        }
+        return Psn.next(psn);
     }
 
     /**
@@ -174,23 +204,19 @@ final class SelectiveRepeat implements LossRecovery {
             comp.retryFromHead();
             return false;
         }
-        if (comp.retryLeft <= 0) {
-            comp.failOldest(WcStatus.RETRY_EXC_ERR, 0);
-            return true;
-        }
-        comp.retryLeft--;
+        if (!comp.spendRetry()) return true; // none left: the oldest WQE failed with RETRY_EXC_ERR
         qp.counters.retries++;
         ctx.counters().retransmits++;
         comp.forgetRoundTripSample();
         SackScoreboard sb = sack;
         comp.congestionWindow().onTimeout(ctx.clock().nanoTime());
-        int unacked = comp.unackedPsn;
+        int unacked = comp.unackedPsn();
         sb.advance(unacked);
         sb.inRecovery = true;
-        sb.recoveryPsn = qp.requester.sqPsn;
+        sb.recoveryPsn = qp.requester.sqPsn();
         sb.rtxNext = unacked;
         int end = Psn.add(unacked, SackScoreboard.SIZE);
-        if (Psn.compare(end, qp.requester.sqPsn) > 0) end = qp.requester.sqPsn;
+        if (Psn.compare(end, qp.requester.sqPsn()) > 0) end = qp.requester.sqPsn();
         resendHoles(end, true);
         comp.ensureTimer();
         return true;
@@ -246,7 +272,7 @@ final class SelectiveRepeat implements LossRecovery {
             w.respPkts++;
         }
         int next = Psn.add(w.firstPsn, w.respPkts);
-        comp.unackedPsn = next;
+        comp.advanceAckTo(next);
         if (w.respPkts == npkts) {
             clearReadGot();
             comp.readCompleted(w);
@@ -261,7 +287,7 @@ final class SelectiveRepeat implements LossRecovery {
         if (readAsked && Psn.compare(from, readAskedEnd) <= 0) return; // inside the gap asked for last: on its way
         readAsked = true;
         readAskedEnd = Psn.add(from, readHoleRun(w) - 1);
-        qp.requester.resendOne(from, null, true);
+        qp.requester.resendRequest(w); // w is the head READ, and holds from
     }
 
     private boolean readGot(int psn) {

@@ -13,7 +13,8 @@ final class SendWqe {
     final MemoryRegion[] sgeMr;
     final long[] sgeAddr;
     final int[] sgeLen;
-    byte[] inline;      // non-null when INLINE: the payload copied at post time
+    byte[] inline;      // non-null when INLINE: the payload copied at post time (this slot's inlineBuffer)
+    private byte[] inlineBuffer; // made at the slot's first inline post, reused after
     int length;         // total message length in bytes
     long remoteAddr;
     int rkey;
@@ -47,6 +48,29 @@ final class SendWqe {
         sgeMr = new MemoryRegion[maxSge];
         sgeAddr = new long[maxSge];
         sgeLen = new int[maxSge];
+    }
+
+    /** The slot's buffer for inline data of up to {@code max} bytes (the QP's max_inline_data). */
+    byte[] inlineBuffer(int max) {
+        if (inlineBuffer == null) inlineBuffer = new byte[max];
+        return inlineBuffer;
+    }
+
+    /**
+     * A slot claimed by a post that failed while filling it: it still reaches the requester, as a SEND that fails
+     * with a local QP operation error and sends nothing, so the ring never waits for it.
+     */
+    void failAtPost(long id) {
+        wrId = id;
+        opcode = WrOpcode.SEND;
+        flags = 0;
+        signaled = true;
+        numSge = 0;
+        length = 0;
+        inline = null;
+        ah = null;
+        fault = WcStatus.LOC_QP_OP_ERR;
+        resetProgress();
     }
 
     boolean fullySent() {
