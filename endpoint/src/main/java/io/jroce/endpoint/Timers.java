@@ -157,8 +157,4 @@ final class Timers {
 
     /** Timer checks run (QPs taken off the wheel because their deadline came), for tests. */
     long checks;
-
-    int armedCount() {
-        return listed;
-    }
 }

@@ -307,11 +307,6 @@ final class UdpPort {
         return direct != null && direct.isOpen();
     }
 
-    /** The direct reader (tests), or null. */
-    DirectReceive directReceive() {
-        return direct;
-    }
-
     /** The envelope pool (tests), or null. */
     SendEnvelope.Pool envelopes() {
         return envelopes;
@@ -346,7 +341,6 @@ final class UdpPort {
     /** Whether the socket has UDP GRO on (the kernel accepted the option). */
     boolean isGro() { return epoll && channel.config().getOption(EpollChannelOption.UDP_GRO); }
     int localPort() { return localPort; }
-    int boundPort() { return ((InetSocketAddress) channel.localAddress()).getPort(); }
     int receiveBufferBytes() { return receiveBufferBytes; }
 
     /** Closes the socket (what is queued sent first); the loop keeps running. */

@@ -5,11 +5,17 @@
  *
  * <h2>Verbs objects (rxe_verbs.c, rxe_mr.c, rxe_cq.c)</h2>
  * <ul>
- * <li>{@code Device}: opens the UDP port, owns the QP table, hands out PDs and CQs.</li>
+ * <li>{@code Device}: opens its event loops and sockets ({@code Shards}), hands out QP numbers, PDs and CQs;
+ * each shard's {@code QpTable} holds its QPs.</li>
+ * <li>{@code QpnAllocator}: QP numbers, handed out cyclically from a random start, so a restarted process does not
+ * reuse its predecessor's.</li>
  * <li>{@code DeviceConfig}: how a device is opened (address, port, clock, filter, pcap).</li>
+ * <li>{@code AccessList}: the networks (CIDR prefixes) a device accepts datagrams from.</li>
  * <li>{@code ProtectionDomain}: registers memory and creates queue pairs.</li>
  * <li>{@code MemoryRegion}: registered memory, its keys and access rights.</li>
  * <li>{@code KeyTable}: the device's lkey/rkey lookup, lock-free.</li>
+ * <li>{@code KernelPretouch}: at registration, has the kernel read one byte of every page, as {@code ibv_reg_mr}
+ * does when it pins them.</li>
  * <li>{@code Access}: {@code IBV_ACCESS_*} flags.</li>
  * <li>{@code CompletionQueue}: the CQ ring, polling and notification.</li>
  * <li>{@code WorkCompletion}: one polled completion.</li>
@@ -61,8 +67,11 @@
  * a sequence NAK) or {@code ReorderStore} (held, SACKed, executed when the gap closes).</li>
  * <li>{@code ReorderBuffer}: the selective-repeat responder's bounded store of requests past a gap.</li>
  * <li>{@code SackScoreboard}: the selective-repeat requester's SACKed PSNs and loss recovery state.</li>
+ * <li>{@code PsnBitRing}: one bit per PSN of a window, set, cleared and measured a word at a time.</li>
  * <li>{@code CongestionWindow}: the requester's window policy; {@code CongestionControl} between jroce peers:
  * delay target, loss, CNP (DCQCN RP), BDP cap.</li>
+ * <li>{@code PathRtt}: the smallest round trip a loop's congestion-controlled QPs measured to each peer address, the
+ * base of their delay target.</li>
  * </ul>
  *
  * <h2>Who runs the device (rxe_task.c)</h2>
@@ -79,6 +88,11 @@
  * <li>{@code Transport}: one shard of a device: puts the parts below together, ends each cycle with the coalesced
  * ACKs and one flush, and is the {@code EngineContext} its QPs' engines see.</li>
  * <li>{@code UdpPort}: the socket, its options, batched receive and send, GSO/GRO, the flush (rxe_net.c).</li>
+ * <li>{@code DirectReceive}: the epoll socket's {@code recvmmsg} through Netty's native array, each datagram handed on
+ * as offset, length and sender, with no object per datagram.</li>
+ * <li>{@code DirectSend}: a flush's only datagram through {@code sendmmsg}, not Netty's {@code sendto}, which copies
+ * the address.</li>
+ * <li>{@code SendEnvelope}: the reused {@code DatagramPacket} a packet leaves in through the channel.</li>
  * <li>{@code ReceivePath}: the checks and the dispatch of every datagram read (rxe_recv.c).</li>
  * <li>{@code TransmitPath}: packets started at their final size, their payload copied or left in the region to be
  * gathered, ICRC-stamped, counted, queued (rxe_net.c, rxe_icrc.c).</li>
@@ -104,6 +118,10 @@
  * <li>{@code Timers}: the retransmit, RNR and probe timers of armed QPs.</li>
  * <li>{@code Clock}: where timers read time; tests step it by hand.</li>
  * <li>{@code DatagramFilter}: the hook at the head of the pipeline (fault injection, taps).</li>
+ * <li>{@code LeakDetection}: turns Netty's buffer leak detector off when a device opens, unless the user chose a
+ * level.</li>
+ * <li>{@code RecyclerTuning}: a Netty recycler batch large enough for a flush's burst, unless the user chose a
+ * size.</li>
  * </ul>
  *
  * <h2>Warm-up</h2>
@@ -120,8 +138,9 @@
  *
  * <h2>Connection manager</h2>
  * <ul>
- * <li>{@code cm/}: the connection manager on QP 1 (ib_cm + rdma_cm's TCP port space) and its librdmacm-shaped
- * API (its own package: it uses the endpoint only through the public verbs).</li>
+ * <li>{@code cm/}: the connection manager on QP 1 (ib_cm + rdma_cm's TCP and UDP port spaces) and its
+ * librdmacm-shaped API (its own package: it uses the endpoint only through its public API, and runs on the
+ * device's {@code DeviceRunner}).</li>
  * </ul>
  *
  * <h2>Fault injection</h2>

@@ -94,7 +94,12 @@ public final class NodeCommand implements Callable<Integer>, OptionHelp {
                 "--bind", DeviceOptions.BIND_HELP + " 'listen' waits for the peer's TCP connection on it too. Required.",
                 "--mtu", DeviceOptions.MTU_HELP + " The path MTU of 'listen' and 'connect' (default: 1024, as ibv_rc_pingpong).",
                 "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + " Default: 1000 (1 ms).",
-                "--chaos", DeviceOptions.CHAOS_HELP + " The session's 'chaos' command changes it while the node runs.");
+                "--chaos", DeviceOptions.CHAOS_HELP + " The session's 'chaos' command changes it while the node runs.",
+                "--agent", DeviceOptions.AGENT_HELP + " Default: dedicated: a node spends most of its time waiting elsewhere "
+                        + "(at the prompt, in 'listen', in 'sleep') while its peers send to it, read and write its memory and "
+                        + "wait for its acknowledgements, and it polls its completion queues only when a command such as "
+                        + "'poll', 'wait' or 'expect' asks; a thread of its own answers the peers at once, where an invoked "
+                        + "device would leave them to its standby thread.");
     }
 
     private final InputStream stdin;

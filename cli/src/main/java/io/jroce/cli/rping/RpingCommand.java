@@ -106,7 +106,10 @@ public final class RpingCommand implements Callable<Integer>, OptionHelp {
                         + "takes the address the kernel routes towards -a).",
                 "--mtu", DeviceOptions.MTU_HELP + " Default: the interface's MTU less the RoCE headers (as rdma_rxe takes it); "
                         + "the connection manager agrees on the smaller of both sides'.",
-                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF);
+                "--tail-probe", DeviceOptions.TAIL_PROBE_HELP + DeviceOptions.TAIL_PROBE_OFF,
+                "--agent", DeviceOptions.AGENT_HELP + " Default: dedicated, the endpoint's default, which rping keeps: a thread "
+                        + "of its own runs the device and the connection manager, and rping's thread waits for each completion "
+                        + "with a blocking poll of its completion queue, which the device's thread fills.");
     }
 
     @Override
