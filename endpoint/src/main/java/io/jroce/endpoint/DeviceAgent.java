@@ -183,11 +183,6 @@ final class DeviceAgent {
         return loop.schedule(r, nanos, TimeUnit.NANOSECONDS);
     }
 
-    /** Runs {@code r} every {@code nanos} until cancelled: one task, made once (nothing allocated per run). */
-    java.util.concurrent.ScheduledFuture<?> scheduleAtFixedRate(Runnable r, long nanos) {
-        return loop.scheduleAtFixedRate(r, nanos, nanos, TimeUnit.NANOSECONDS);
-    }
-
     // ------------------------------------------------------------------------------------------------
     // driving (invoked)
 

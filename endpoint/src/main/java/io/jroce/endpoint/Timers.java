@@ -7,15 +7,16 @@ import java.util.concurrent.TimeUnit;
  * Retransmit, tail-probe and RNR timers: a hashed timing wheel (Varghese and Lauck) of {@link #SLOTS} slots of
  * {@link #TICK_NANOS}, each an intrusive list of the QPs whose earliest deadline falls in it. A QP with no armed
  * timer is on no list and costs nothing. The wheel is looked at once per cycle of the loop ({@link #runDue}, from the
- * flush that ends it), and one periodic wake-up, running while anything is filed, makes an idle loop look at it
- * within a slot of each deadline; either visits only the slots time has passed, not every armed QP.
+ * flush that ends it), which visits only the slots time has passed, not every armed QP. An idle loop does not poll
+ * it: its wait ends at the earliest deadline filed ({@link #wakeAt}, which {@link TimerWait} gives the loop's
+ * {@code epoll_wait}), so no task is scheduled for timers at all.
  * <p>A deadline that moves later (each acknowledgement pushes the retransmit deadline) leaves the QP where it is
  * filed: when that slot comes, the QP's timer check finds nothing due and the QP is filed again at its new earliest
  * deadline. One that moves earlier is filed again at once. Time comes from the device's {@link Clock}, so tests step
  * it by hand and call {@link Device#runTimers()}.
  */
 final class Timers {
-    /** Slot width: timers fire within this much of their deadline, or at the next cycle of a busy loop. */
+    /** Slot width: the granularity of the wheel's lists (an idle loop still wakes at the deadline itself). */
     static final long TICK_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
     /** Slots in a turn of the wheel (a power of two): a turn spans 256 ms; later deadlines wait for their turn. */
     static final int SLOTS = 512;
@@ -26,14 +27,17 @@ final class Timers {
     private long cursor;
     private boolean started;
     private int listed;
-    /** The periodic wake-up while anything is filed (null when stopped), and since when the wheel has been empty. */
-    private java.util.concurrent.ScheduledFuture<?> wakeFuture;
-    private long emptySince;
-    /** How long the wake-up keeps running with nothing filed before it stops (timers come and go with traffic). */
-    static final long IDLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private boolean running;
     private final ArrayList<QueuePair> due = new ArrayList<>();
-    private final Runnable wakeTask = this::wake;
+    /**
+     * No later than the earliest {@link QueuePair#timerDue} filed (meaningful while {@link #listed} is not 0). It may
+     * be earlier, once the QP it came from has left the wheel: {@link #wakeAt} looks again when it has passed.
+     */
+    private long earliest;
+    /** The device-clock time of the last {@link #runDue} that ran. */
+    private long lastRun = Long.MIN_VALUE / 4;
+    /** See {@link #wakeAt}. */
+    static final long RETRY_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
     Timers(Transport tx) {
         this.tx = tx;
@@ -48,10 +52,9 @@ final class Timers {
             unlink(qp);
         }
         file(qp, at);
-        ensureWake();
     }
 
-    /** Fires due timers now and flushes what they sent (tests that step an injected clock; the wake-up). */
+    /** Fires due timers now and flushes what they sent (tests that step an injected clock). */
     void tick() {
         runDue();
         tx.flushNow();
@@ -65,6 +68,7 @@ final class Timers {
         if (listed == 0 || running) return;
         long now = tx.clock().nanoTime();
         long target = Math.floorDiv(now, TICK_NANOS);
+        lastRun = now;
         running = true;
         try {
             long from = Math.max(cursor, target - SLOTS + 1); // one turn visits every slot
@@ -91,28 +95,36 @@ final class Timers {
     }
 
     /**
-     * The periodic wake-up, every {@link #TICK_NANOS} while anything is filed: runs what is due; once the wheel has been
-     * empty for {@link #IDLE_AFTER_NANOS} it stops. One task, made when the first timer is filed and kept while timers
-     * come and go, so nothing is allocated per wake-up (a task scheduled at each earliest deadline made one object per
-     * wake-up: about 6 bytes per packet of a WRITE stream). A busy loop finds its due timers at the end of each cycle
-     * before the wake-up comes; an idle one is woken within a tick of a deadline.
+     * When the loop must look at the wheel next, on the device clock: the earliest deadline filed (at or before
+     * {@code now} when one is due), or 0 when nothing is filed. Cheap while the last answer still lies ahead; once
+     * it has passed, the slots from the cursor on are looked at until one holds a deadline of its own turn: the
+     * first such slot holds the earliest (later slots and later turns are later). With none in a whole turn, the
+     * loop looks again a turn from now.
      */
-    private void wake() {
-        tick();
-        long now = tx.clock().nanoTime();
-        if (listed > 0) {
-            emptySince = 0;
-        } else if (emptySince == 0) {
-            emptySince = now;
-        } else if (now - emptySince >= IDLE_AFTER_NANOS && wakeFuture != null) {
-            wakeFuture.cancel(false);
-            wakeFuture = null;
-            emptySince = 0;
+    long wakeAt(long now) {
+        if (listed == 0) return 0;
+        if (earliest - now > 0) return earliest;
+        long c = cursor;
+        long next = (c + SLOTS) * TICK_NANOS;
+        for (int k = 0; k < SLOTS; k++) {
+            long end = (c + k + 1) * TICK_NANOS;
+            boolean hit = false;
+            long min = 0;
+            for (QueuePair q = slots[(int) ((c + k) & (SLOTS - 1))]; q != null; q = q.timerNext) {
+                if (q.timerDue - end < 0 && (!hit || q.timerDue - min < 0)) {
+                    min = q.timerDue;
+                    hit = true;
+                }
+            }
+            if (hit) {
+                next = min;
+                break;
+            }
         }
-    }
-
-    private void ensureWake() {
-        if (wakeFuture == null) wakeFuture = tx.scheduleAtFixedRate(wakeTask, TICK_NANOS);
+        earliest = next;
+        // a deadline the last run left filed although it had come (a timer re-armed for a moment already past) is
+        // looked at again after a short while, not by a loop that never blocks
+        return next - lastRun <= 0 ? lastRun + RETRY_NANOS : next;
     }
 
     /** Takes {@code qp} off the wheel (it was reset or destroyed: it has no timer any more). */
@@ -135,6 +147,7 @@ final class Timers {
         }
         long t = Math.max(Math.floorDiv(at, TICK_NANOS), cursor);
         int s = (int) (t & (SLOTS - 1));
+        if (listed == 0 || at - earliest < 0) earliest = at;
         qp.timerDue = at;
         qp.timerSlot = s;
         qp.timerPrev = null;

@@ -102,9 +102,11 @@ final class Transport implements EngineContext {
         IoHandlerFactory epollFactory = config.busyPollNanos > 0 && mode == AgentMode.DEDICATED
                 ? EpollIoHandler.newFactory(0, () -> busyPoll = new BusyPollStrategy(config.busyPollNanos))
                 : EpollIoHandler.newFactory();
-        this.agent = DeviceAgent.open(mode, !epoll ? NioIoHandler.newFactory() : direct != null ? direct.wrap(epollFactory) : epollFactory,
-                config.address.getHostAddress() + "-" + shard, config.standbyAfterNanos);
+        IoHandlerFactory io = !epoll ? NioIoHandler.newFactory() : direct != null ? direct.wrap(epollFactory) : epollFactory;
         this.timers = new Timers(this);
+        // the loop's wait ends at the timer wheel's next deadline: no scheduled task for timers
+        this.agent = DeviceAgent.open(mode, new TimerWait(timers, this).wrap(io), config.address.getHostAddress() + "-" + shard,
+                config.standbyAfterNanos);
         this.pcap = new PcapTap(pcapFile);
         UdReceiver ud = new UdReceiver(device, this, counters);
         this.receive = new ReceivePath(this, qps, ud, counters, pcap, config.access, ipv6, localAddr, localAddr16);
@@ -229,7 +231,6 @@ final class Transport implements EngineContext {
 
     java.util.concurrent.ScheduledFuture<?> schedule(Runnable r, long nanos) { return agent.schedule(r, nanos); }
 
-    java.util.concurrent.ScheduledFuture<?> scheduleAtFixedRate(Runnable r, long nanos) { return agent.scheduleAtFixedRate(r, nanos); }
 
     /** Runs {@code c} on the event loop and returns its result; inline when already there (or free to run it). */
     <T> T call(Callable<T> c) { return agent.call(c); }
