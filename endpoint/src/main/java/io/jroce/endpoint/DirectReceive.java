@@ -5,7 +5,6 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
-import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.epoll.EpollDatagramChannel;
@@ -13,7 +12,6 @@ import io.netty.channel.epoll.EpollIoEvent;
 import io.netty.channel.epoll.EpollIoHandle;
 import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.FileDescriptor;
-import io.netty.util.concurrent.ThreadAwareExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -252,17 +250,7 @@ final class DirectReceive {
 
         /** The factory of a loop whose handler can hand a channel's EPOLLIN to a {@link DirectReceive}. */
         IoHandlerFactory wrap(IoHandlerFactory epoll) {
-            return new IoHandlerFactory() {
-                @Override
-                public IoHandler newHandler(ThreadAwareExecutor executor) {
-                    return new Handler(epoll.newHandler(executor));
-                }
-
-                @Override
-                public boolean isChangingThreadSupported() {
-                    return epoll.isChangingThreadSupported();
-                }
-            };
+            return ForwardingIoHandler.wrapping(epoll, Handler::new);
         }
 
         /** The next registration of {@code channel} reads with {@code r}. Before the channel registers. */
@@ -285,31 +273,16 @@ final class DirectReceive {
             return r;
         }
 
-        private final class Handler implements IoHandler {
-            private final IoHandler d;
-
-            Handler(IoHandler d) {
-                this.d = d;
+        private final class Handler extends ForwardingIoHandler {
+            Handler(IoHandler inner) {
+                super(inner);
             }
 
             @Override
             public IoRegistration register(IoHandle handle) throws Exception {
                 DirectReceive r = take(handle);
-                return d.register(r == null ? handle : new Intercept((EpollIoHandle) handle, r));
+                return inner.register(r == null ? handle : new Intercept((EpollIoHandle) handle, r));
             }
-
-            @Override
-            public void initialize() { d.initialize(); }
-            @Override
-            public int run(IoHandlerContext context) { return d.run(context); }
-            @Override
-            public void prepareToDestroy() { d.prepareToDestroy(); }
-            @Override
-            public void destroy() { d.destroy(); }
-            @Override
-            public void wakeup() { d.wakeup(); }
-            @Override
-            public boolean isCompatible(Class<? extends IoHandle> handleType) { return d.isCompatible(handleType); }
         }
     }
 

@@ -1,12 +1,9 @@
 package io.jroce.endpoint;
 
-import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.IoRegistration;
 import io.netty.util.concurrent.Ticker;
-import io.netty.util.concurrent.ThreadAwareExecutor;
 
 /**
  * Ends the loop's wait at the timer wheel's next deadline. Netty's loop blocks in {@code epoll_wait} (or a NIO
@@ -32,56 +29,32 @@ final class TimerWait {
 
     /** The factory of a loop whose handler waits for the wheel too. */
     IoHandlerFactory wrap(IoHandlerFactory inner) {
-        return new IoHandlerFactory() {
-            @Override
-            public IoHandler newHandler(ThreadAwareExecutor executor) {
-                return new Handler(inner.newHandler(executor));
-            }
-
-            @Override
-            public boolean isChangingThreadSupported() {
-                return inner.isChangingThreadSupported();
-            }
-        };
+        return ForwardingIoHandler.wrapping(inner, Handler::new);
     }
 
-    private final class Handler implements IoHandler {
-        private final IoHandler d;
+    private final class Handler extends ForwardingIoHandler {
         /** The loop's context with the wheel's deadline folded in; one per loop, reused each cycle. */
         private final Bounded bounded = new Bounded();
 
-        Handler(IoHandler d) {
-            this.d = d;
+        Handler(IoHandler inner) {
+            super(inner);
         }
 
         @Override
         public int run(IoHandlerContext context) {
             long due = tx.clock() == Clock.SYSTEM ? timers.wakeAt(System.nanoTime()) : 0;
-            if (due == 0) return d.run(context);
+            if (due == 0) return inner.run(context);
             bounded.context = context;
             bounded.due = due;
             int handled;
             try {
-                handled = d.run(bounded);
+                handled = inner.run(bounded);
             } finally {
                 bounded.context = null;
             }
             if (System.nanoTime() - due >= 0) tx.flushLater(); // the flush runs the wheel first
             return handled;
         }
-
-        @Override
-        public IoRegistration register(IoHandle handle) throws Exception { return d.register(handle); }
-        @Override
-        public void initialize() { d.initialize(); }
-        @Override
-        public void prepareToDestroy() { d.prepareToDestroy(); }
-        @Override
-        public void destroy() { d.destroy(); }
-        @Override
-        public void wakeup() { d.wakeup(); }
-        @Override
-        public boolean isCompatible(Class<? extends IoHandle> handleType) { return d.isCompatible(handleType); }
     }
 
     /** A loop context whose deadline is the sooner of its own and the wheel's ({@link #due}, System.nanoTime). */

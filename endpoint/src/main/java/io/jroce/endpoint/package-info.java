@@ -117,6 +117,7 @@
  * <li>{@code GroRecvAllocator}: receive buffers of a UDP GRO socket (64 KiB per read), and the count of coalesced reads.</li>
  * <li>{@code Timers}: the retransmit, RNR and probe timers of armed QPs.</li>
  * <li>{@code TimerWait}: ends the loop's wait at the timer wheel's next deadline.</li>
+ * <li>{@code ForwardingIoHandler}: the base of the two wrappers of the loop's I/O handler ({@code DirectReceive}, {@code TimerWait}).</li>
  * <li>{@code Clock}: where timers read time; tests step it by hand.</li>
  * <li>{@code DatagramFilter}: the hook at the head of the pipeline (fault injection, taps).</li>
  * <li>{@code LeakDetection}: turns Netty's buffer leak detector off when a device opens, unless the user chose a
