@@ -75,7 +75,8 @@ abstract class WorkQueue<W> {
     final long posted() {
         long v = visible;
         int n = slots.length;
-        while ((long) PUBLISHED.getAcquire(published, (int) (v % n)) == v + 1) v++;
+        if ((long) PUBLISHED.getAcquire(published, (int) (v % n)) != v + 1) return v; // nothing new: no store
+        do v++; while ((long) PUBLISHED.getAcquire(published, (int) (v % n)) == v + 1);
         visible = v;
         return v;
     }

@@ -37,12 +37,14 @@
  * <h2>The QP context and its rings (rxe_qp.c, rxe_queue.h)</h2>
  * <ul>
  * <li>{@code QueuePair}: the QP context, posting, modify/query, completion and flush.</li>
+ * <li>{@code PostCheck}: what a post checks before it claims a slot, and the copy of a work request into it.</li>
  * <li>{@code QpInitAttr}: what a QP is created with ({@code ibv_qp_init_attr}).</li>
  * <li>{@code QpType}: RC or UD ({@code ibv_qp_type}).</li>
  * <li>{@code QpAttr}: modify/query attributes with their mask ({@code ibv_qp_attr}).</li>
  * <li>{@code QpState}: the QP states.</li>
  * <li>{@code QpStateTable}: legal transitions with their required and optional attributes.</li>
- * <li>{@code WorkQueue}: the ring: slots, producer and consumer index, N slots for N-1 WQEs.</li>
+ * <li>{@code WorkQueue}: the ring: slots claimed and published by posting threads without a lock, the consumer
+ * index, N slots for N-1 WQEs.</li>
  * <li>{@code SendQueue}: the ring of send WQEs.</li>
  * <li>{@code ReceiveQueue}: the ring of receive WQEs.</li>
  * <li>{@code SendWqe}: a send slot: the WR as posted plus transmit and completion progress.</li>
