@@ -177,12 +177,14 @@ public final class QueuePair {
                     try {
                         post.fillSend(w, wr);
                     } catch (RuntimeException | Error e) {
-                        // a bug or no memory: what was claimed still reaches the loop, failed, so the ring never stalls
-                        for (int j = i; j < k; j++) {
-                            sq.slot(at + j).failAtPost(j == i ? wr.wrId() : 0);
+                        // a bug or no memory: what was claimed still reaches the loop, failed under its own wr_id,
+                        // so the ring never stalls and the caller can tell which requests failed
+                        SendWorkRequest f = wr;
+                        for (int j = i; j < k; j++, f = f.next()) {
+                            sq.slot(at + j).failAtPost(f.wrId());
                             sq.publish(at + j);
                         }
-                        posted += i;
+                        posted += k; // the doorbell below completes the failed ones too
                         throw e;
                     }
                     sq.publish(at + i);
