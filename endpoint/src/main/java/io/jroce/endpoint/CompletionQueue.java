@@ -72,6 +72,7 @@ public final class CompletionQueue {
      */
     static final long INVOKED_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("jroce.cq.invokedSpinMicros", 1000));
     private static final WcStatus[] STATUSES = WcStatus.values();
+    private static final WcOpcode[] OPCODES = WcOpcode.values();
     private static final VarHandle HEAD;
 
     static {
@@ -81,7 +82,6 @@ public final class CompletionQueue {
             throw new ExceptionInInitializerError(e);
         }
     }
-    private static final WcOpcode[] OPCODES = WcOpcode.values();
 
     CompletionQueue(Device device, int requestedDepth) {
         if (requestedDepth < 1 || requestedDepth > (1 << 22)) {

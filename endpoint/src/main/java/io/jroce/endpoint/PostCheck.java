@@ -15,13 +15,14 @@ final class PostCheck {
     private final QpType type;
     private final int qpn;
 
-    PostCheck(QueuePair qp, Device device, ProtectionDomain pd, QpInitAttr init, QpType type, int qpn) {
+    /** For {@code qp}, whose device, PD, type, number and init attributes are set already. */
+    PostCheck(QueuePair qp) {
         this.qp = qp;
-        this.device = device;
-        this.pd = pd;
-        this.init = init;
-        this.type = type;
-        this.qpn = qpn;
+        this.device = qp.device();
+        this.pd = qp.pd();
+        this.init = qp.initAttr();
+        this.type = qp.type();
+        this.qpn = qp.qpNum();
     }
 
     /** Everything about a send work request that can be refused at post time; throws {@link VerbsException}. */

@@ -98,7 +98,7 @@ public final class QueuePair {
         this.tx = tx;
         this.sq = new SendQueue(init.maxSendWr, init.maxSendSge);
         this.rq = new ReceiveQueue(init.maxRecvWr, init.maxRecvSge);
-        this.post = new PostCheck(this, device, pd, init, type, qpn);
+        this.post = new PostCheck(this);
         this.requester = new Requester(this, tx);
         this.completer = new Completer(this, tx);
         this.responder = new Responder(this, tx);
